@@ -1,0 +1,5 @@
+"""`python -m nearsym` is the `nearsym` command."""
+
+from nearsym.cli import main
+
+raise SystemExit(main())

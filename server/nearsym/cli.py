@@ -1,0 +1,141 @@
+"""The `nearsym` command: `serve` (the language server) and `search`.
+
+Logging goes to stderr, never stdout: in stdio mode stdout carries the
+protocol.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Sequence
+
+from nearsym import __version__
+from nearsym.config import DEFAULT_MAX_FILE_BYTES, Config
+from nearsym.index import SymbolIndex
+from nearsym.model import Symbol
+from nearsym.rank import RankContext, explain, symbol_file
+from nearsym.search import Namespace, search
+from nearsym.workspace import index_root
+
+log = logging.getLogger("nearsym")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nearsym",
+        description="Go to Symbol in Workspace: a language server and a command line.",
+    )
+    parser.add_argument("--version", action="version", version=f"nearsym {__version__}")
+    parser.add_argument(
+        "--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the language server")
+    serve.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (default)")
+    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP port, for debugging")
+
+    find = sub.add_parser("search", help="search a workspace from the command line")
+    find.add_argument("query")
+    find.add_argument(
+        "--root", action="append", metavar="DIR", help="workspace folder (repeatable; default .)"
+    )
+    find.add_argument("--from", dest="open_file", metavar="FILE", help="rank as if FILE were open")
+    find.add_argument("--limit", type=int, default=20)
+    find.add_argument("--offset", type=int, default=0)
+    find.add_argument("--json", action="store_true", help="print a JSON array")
+    find.add_argument("--explain", action="store_true", help="print each result's score components")
+    find.add_argument("--max-file-bytes", type=int, default=DEFAULT_MAX_FILE_BYTES)
+    find.add_argument("--exclude", action="append", default=[], metavar="GLOB")
+    find.add_argument("--follow-symlinks", action="store_true")
+    return parser
+
+
+def _display_path(file: str) -> str:
+    rel = os.path.relpath(file)
+    return file if rel.startswith("..") else rel
+
+
+def _row(symbol: Symbol) -> str:
+    file = _display_path(symbol_file(symbol))
+    return (
+        f"{file}:{symbol.span.line + 1}:{symbol.span.col + 1}  "
+        f"{symbol.kind.label}  {symbol.qualified_name}"
+    )
+
+
+def _as_json(symbol: Symbol) -> dict[str, object]:
+    return {
+        "name": symbol.name,
+        "kind": symbol.kind.label,
+        "container": symbol.container,
+        "path": symbol_file(symbol),
+        "line": symbol.span.line + 1,
+        "column": symbol.span.col + 1,
+        "language": symbol.language,
+    }
+
+
+def run_search(args: argparse.Namespace) -> int:
+    config = Config(
+        max_file_bytes=args.max_file_bytes,
+        exclude=tuple(args.exclude),
+        follow_symlinks=args.follow_symlinks,
+    )
+    roots = [os.path.abspath(r) for r in (args.root or ["."])]
+    for root in roots:
+        if not os.path.isdir(root):
+            print(f"nearsym: {root}: not a folder", file=sys.stderr)
+            return 2
+    started = time.perf_counter()
+    namespaces = []
+    for root in roots:
+        index = SymbolIndex(root)
+        index_root(root, index, config)
+        namespaces.append(Namespace(root, index))
+    log.info("indexed %d roots in %.2fs", len(roots), time.perf_counter() - started)
+    open_file = os.path.abspath(args.open_file) if args.open_file else None
+    results = search(namespaces, args.query, args.limit, args.offset, open_file)
+    if args.json:
+        json.dump([_as_json(s) for s in results], sys.stdout, indent=1)
+        print()
+        return 0
+    context = RankContext(open_file)
+    for symbol in results:
+        print(_row(symbol))
+        if args.explain:
+            print(explain(args.query, symbol, context))
+    if not results:
+        print(f"nearsym: no definition matches {args.query!r}", file=sys.stderr)
+    return 0
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from nearsym.server import make_server  # pygls only when serving
+
+    server = make_server()
+    if args.tcp:
+        host, _, port = args.tcp.rpartition(":")
+        server.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        server.start_io()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
+    )
+    if args.command == "serve":
+        return run_serve(args)
+    return run_search(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

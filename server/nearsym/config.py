@@ -1,0 +1,68 @@
+"""Settings with their defaults, built from initializationOptions or the CLI.
+
+A bad value never stops the server: it is replaced by the default and
+reported, so the editor can show the person what was wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+DEFAULT_MAX_RESULTS = 100
+DEFAULT_MAX_FILE_BYTES = 1_000_000
+"""Larger files are skipped: generated or minified sources, data in code
+files. 1 MB holds all but a handful of hand-written sources."""
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    max_results: int = DEFAULT_MAX_RESULTS
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    exclude: tuple[str, ...] = field(default_factory=tuple)
+    follow_symlinks: bool = False
+
+
+_KEYS = {
+    "maxResults": "max_results",
+    "maxFileBytes": "max_file_bytes",
+    "exclude": "exclude",
+    "followSymlinks": "follow_symlinks",
+}
+
+
+def _check(name: str, value: Any) -> Any:
+    if name in ("max_results", "max_file_bytes"):
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ValueError("must be a positive whole number")
+        return value
+    if name == "exclude":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError("must be a list of glob strings")
+        return tuple(value)
+    if name == "follow_symlinks":
+        if not isinstance(value, bool):
+            raise ValueError("must be true or false")
+        return value
+    raise KeyError(name)
+
+
+def config_from_options(options: Any, base: Config | None = None) -> tuple[Config, list[str]]:
+    """Read `initializationOptions` (camelCase keys). Returns the config and a
+    message per value that was ignored."""
+    config = base or Config()
+    problems: list[str] = []
+    if options is None:
+        return config, problems
+    if not isinstance(options, dict):
+        return config, ["nearsym: initializationOptions must be an object; using defaults"]
+    known = {f.name for f in fields(Config)}
+    for key, value in options.items():
+        name = _KEYS.get(key)
+        if name is None or name not in known:
+            continue
+        try:
+            config = replace(config, **{name: _check(name, value)})
+        except ValueError as error:
+            problems.append(f"nearsym: setting {key!r} {error}; using the default")
+    return config, problems

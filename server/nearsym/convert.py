@@ -1,0 +1,82 @@
+"""Core values <-> lsprotocol types: kinds, ranges, paths and URIs.
+
+Positions are always UTF-16 code units: the encoding every LSP client must
+accept. The server drops the client's other preferences before pygls
+negotiates (see `server.NearsymProtocol`), so what extraction computed is what
+the client reads.
+"""
+
+from __future__ import annotations
+
+import os
+
+from lsprotocol import types
+from pygls.uris import from_fs_path, to_fs_path
+
+from nearsym.model import Kind, Symbol
+from nearsym.rank import symbol_file
+
+BASE_KINDS = frozenset(range(1, 19))
+"""LSP: a client that states no symbol-kind value set supports File..Array."""
+
+_FALLBACK = {
+    Kind.ENUM_MEMBER: Kind.CONSTANT,
+    Kind.STRUCT: Kind.CLASS,
+    Kind.OBJECT: Kind.VARIABLE,
+    Kind.KEY: Kind.FIELD,
+    Kind.NULL: Kind.VARIABLE,
+    Kind.EVENT: Kind.FIELD,
+    Kind.OPERATOR: Kind.FUNCTION,
+    Kind.TYPE_PARAMETER: Kind.VARIABLE,
+}
+
+
+def client_symbol_kinds(capabilities: types.ClientCapabilities | None) -> frozenset[int]:
+    """The symbol kinds a client declared for workspace/symbol."""
+    try:
+        value_set = capabilities.workspace.symbol.symbol_kind.value_set  # type: ignore[union-attr]
+    except AttributeError:
+        value_set = None
+    if not value_set:
+        return BASE_KINDS
+    return frozenset(int(k) for k in value_set)
+
+
+def lsp_kind(kind: Kind, supported: frozenset[int] = BASE_KINDS) -> types.SymbolKind:
+    """The SymbolKind to send: the kind itself, or the nearest the client knows."""
+    if int(kind) in supported:
+        return types.SymbolKind(int(kind))
+    fallback = _FALLBACK.get(kind, Kind.VARIABLE)
+    return types.SymbolKind(int(fallback) if int(fallback) in supported else int(Kind.VARIABLE))
+
+
+def symbol_range(symbol: Symbol) -> types.Range:
+    span = symbol.span
+    return types.Range(
+        start=types.Position(line=span.line, character=span.col),
+        end=types.Position(line=span.end_line, character=span.end_col),
+    )
+
+
+def path_to_uri(path: str) -> str:
+    uri = from_fs_path(path)
+    return uri if uri is not None else "file://" + path
+
+
+def uri_to_path(uri: str) -> str | None:
+    """The absolute file path of a `file:` URI, or None for other schemes."""
+    if not uri.startswith("file:"):
+        return None
+    path = to_fs_path(uri)
+    return os.path.abspath(path) if path else None
+
+
+def workspace_symbol(
+    symbol: Symbol, supported: frozenset[int] = BASE_KINDS
+) -> types.WorkspaceSymbol:
+    return types.WorkspaceSymbol(
+        name=symbol.name,
+        kind=lsp_kind(symbol.kind, supported),
+        container_name=symbol.container or None,
+        location=types.Location(uri=path_to_uri(symbol_file(symbol)), range=symbol_range(symbol)),
+    )

@@ -1,0 +1,191 @@
+"""Source bytes -> definitions, with tree-sitter.
+
+Design note
+-----------
+Each language has a definitions query (`languages/queries/*.scm`) that marks a
+definition node `@definition.<kind>` and its name `@name`. Extraction runs the
+query once over the tree and then does what a query cannot:
+
+- Several patterns may match one name (a Go `type_spec` is a struct *and* a
+  type); the earliest pattern in the query file wins, so specific patterns
+  are written first.
+- The container of a definition is the qualified name of the nearest
+  enclosing definition (`Outer.Inner` for a method of a nested class); a Go
+  method's container is its receiver's type name.
+- A function whose nearest enclosing definition is a class-like one is a
+  method; a method named `constructor` (JS/TS) is a constructor; an ALL_CAPS
+  module variable is a constant.
+- Name ranges are converted from tree-sitter's byte columns to UTF-16 code
+  units, as LSP requires.
+
+A file with syntax errors still yields whatever definitions tree-sitter
+recovered. Only this module (and nothing in the core) imports tree-sitter.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import threading
+from dataclasses import dataclass
+from functools import cache
+
+import tree_sitter as ts
+
+from nearsym.languages import CAPTURE_KINDS, LanguageSpec
+from nearsym.model import Kind, Span, Symbol
+
+_CLASS_LIKE = frozenset({Kind.CLASS, Kind.INTERFACE, Kind.STRUCT, Kind.ENUM})
+_CONSTANT_NAME = re.compile(r"^_*[A-Z][A-Z0-9_]*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Grammar:
+    """A loaded grammar and its compiled definitions query."""
+
+    language: ts.Language
+    query: ts.Query
+
+
+@cache
+def load_grammar(spec: LanguageSpec) -> Grammar:
+    """Load a language's grammar from its wheel and compile its query.
+
+    Raises ImportError when the grammar wheel is missing, and
+    tree_sitter.QueryError when a query does not fit the grammar.
+    """
+    module = importlib.import_module(spec.grammar_module)
+    language = ts.Language(getattr(module, spec.grammar_function)())
+    return Grammar(language, ts.Query(language, spec.query_source()))
+
+
+_parsers = threading.local()
+
+
+def _parser(spec: LanguageSpec) -> ts.Parser:
+    """A parser per thread and language: tree-sitter parsers are not shared."""
+    cache_: dict[str, ts.Parser] | None = getattr(_parsers, "by_language", None)
+    if cache_ is None:
+        cache_ = {}
+        _parsers.by_language = cache_
+    parser = cache_.get(spec.name)
+    if parser is None:
+        parser = ts.Parser(load_grammar(spec).language)
+        cache_[spec.name] = parser
+    return parser
+
+
+def utf16_column(source: bytes, byte_offset: int, byte_column: int) -> int:
+    """The UTF-16 column of a byte offset, given its byte column in its line."""
+    line_start = byte_offset - byte_column
+    prefix = source[line_start:byte_offset]
+    if prefix.isascii():
+        return byte_column
+    return len(prefix.decode("utf-8", "replace").encode("utf-16-le")) // 2
+
+
+def _span(source: bytes, node: ts.Node) -> Span:
+    start, end = node.start_point, node.end_point
+    return Span(
+        line=start.row,
+        col=utf16_column(source, node.start_byte, start.column),
+        end_line=end.row,
+        end_col=utf16_column(source, node.end_byte, end.column),
+    )
+
+
+def _text(node: ts.Node) -> str:
+    raw = node.text or b""
+    return raw.decode("utf-8", "replace").strip("\"'`")
+
+
+def _receiver_type(method: ts.Node) -> str:
+    """`func (s *Server[T]) Run()` -> `Server`."""
+    receiver = method.child_by_field_name("receiver")
+    if receiver is None:
+        return ""
+    stack = [receiver]
+    while stack:
+        node = stack.pop()
+        if node.type == "type_identifier":
+            return _text(node)
+        stack.extend(reversed(node.children))
+    return ""
+
+
+@dataclass(slots=True)
+class _Definition:
+    node: ts.Node
+    name_node: ts.Node
+    kind: Kind
+    name: str
+    container: str = ""
+
+
+def extract_symbols(source: bytes, spec: LanguageSpec, root: str, path: str) -> list[Symbol]:
+    """Every definition in `source`, in file order.
+
+    `root` and `path` (relative, `/`-separated) are stored on each symbol.
+    Never raises on bad source: invalid UTF-8 is replaced, syntax errors yield
+    what tree-sitter recovered.
+    """
+    grammar = load_grammar(spec)
+    tree = _parser(spec).parse(source)
+    cursor = ts.QueryCursor(grammar.query)
+
+    chosen: dict[tuple[int, int], tuple[int, _Definition]] = {}
+    for pattern, captures in cursor.matches(tree.root_node):
+        names = captures.get("name")
+        if not names:
+            continue
+        for capture, nodes in captures.items():
+            if not capture.startswith("definition."):
+                continue
+            kind = CAPTURE_KINDS.get(capture.removeprefix("definition."))
+            if kind is None:
+                continue
+            name_node = names[0]
+            key = (name_node.start_byte, name_node.end_byte)
+            if key in chosen and chosen[key][0] <= pattern:
+                continue
+            chosen[key] = (pattern, _Definition(nodes[0], name_node, kind, _text(name_node)))
+
+    definitions = sorted((d for _, d in chosen.values()), key=lambda d: d.name_node.start_byte)
+    by_node = {d.node.id: d for d in definitions}
+    # Parents first: a definition's container is already qualified when its
+    # children look it up (file order puts an enclosing node's name first
+    # except for Go receivers, which are resolved by name, not by nesting).
+    for d in sorted(definitions, key=lambda d: (d.node.start_byte, -d.node.end_byte)):
+        if d.node.type == "method_declaration" and spec.name == "go":
+            d.container = _receiver_type(d.node)
+        else:
+            parent = _enclosing(d.node, by_node)
+            if parent is not None:
+                d.container = (
+                    f"{parent.container}.{parent.name}" if parent.container else parent.name
+                )
+                if parent.kind in _CLASS_LIKE and d.kind is Kind.FUNCTION:
+                    d.kind = Kind.METHOD
+        if d.kind is Kind.METHOD and d.name == "constructor" and spec.name != "python":
+            d.kind = Kind.CONSTRUCTOR
+        if d.kind is Kind.VARIABLE and not d.container and _CONSTANT_NAME.match(d.name):
+            d.kind = Kind.CONSTANT
+
+    return [
+        Symbol(d.name, d.kind, d.container, root, path, _span(source, d.name_node), spec.name)
+        for d in definitions
+        if d.name
+    ]
+
+
+def _enclosing(node: ts.Node, by_node: dict[int, _Definition]) -> _Definition | None:
+    parent = node.parent
+    while parent is not None:
+        found = by_node.get(parent.id)
+        if found is not None:
+            return found
+        parent = parent.parent
+    return None
+
+
+__all__ = ["Grammar", "extract_symbols", "load_grammar", "utf16_column"]

@@ -1,0 +1,266 @@
+"""The in-memory index of one namespace (one workspace folder).
+
+Design note
+-----------
+The index keeps each file's definitions and two name tables over them: one
+keyed by the lower-cased name, one by the lower-cased qualified name
+(`container.name`). A table holds its distinct keys sorted, and the same keys
+joined into one newline-separated string, so that the scans below run inside
+C (`str.find`, `re.finditer`) instead of a Python loop per name.
+
+Candidate retrieval returns a *pool* in the index's own order, the retrieval
+rank, in tiers that mirror how strongly a name answers the query:
+
+1. exact names (all of them, even past the pool width: an exact match is
+   never lost),
+2. names starting with the query (bisect over the sorted keys),
+3. names containing it (`str.find` over the joined keys),
+4. names containing it as an ordered subsequence (one regex over the keys),
+5. qualified names containing it as a subsequence (a method found by its
+   owner's name).
+
+Inside a tier, shorter names come first, then alphabetical; a name's
+definitions come in path then line order. A qualified query (`App.run`)
+searches the qualified table only. The empty query returns the definitions of
+the files nearest the open file.
+
+Updating a file whose names are already known only touches the per-name
+lists; the sorted keys and joined string are rebuilt lazily, on the next
+query, and only when a key appeared or disappeared.
+
+What this does not do yet: compact columns for millions of symbols, and a
+trigram index for subsequence queries at that scale (issue 5).
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+from collections.abc import Iterable, Iterator
+
+from nearsym.match import is_qualified, normalise_qualified
+from nearsym.model import Symbol
+from nearsym.proximity import directory_distance
+
+
+class _NameTable:
+    """Definitions by a lower-cased key, with the keys sorted and joined."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, list[Symbol]] = {}
+        self._keys: list[str] | None = []
+        self._blob = "\n"
+        self._offsets: list[int] = []
+
+    def add(self, key: str, symbol: Symbol) -> None:
+        bucket = self.by_key.get(key)
+        if bucket is None:
+            self.by_key[key] = [symbol]
+            self._keys = None
+        else:
+            bucket.append(symbol)
+
+    def discard(self, key: str, symbol: Symbol) -> None:
+        bucket = self.by_key.get(key)
+        if bucket is None:
+            return
+        try:
+            bucket.remove(symbol)
+        except ValueError:
+            return
+        if not bucket:
+            del self.by_key[key]
+            self._keys = None
+
+    def _fresh(self) -> list[str]:
+        if self._keys is None:
+            keys = sorted(self.by_key)
+            self._keys = keys
+            self._blob = "\n" + "\n".join(keys) + "\n"
+            offsets = []
+            at = 1
+            for k in keys:
+                offsets.append(at)
+                at += len(k) + 1
+            self._offsets = offsets
+        return self._keys
+
+    def _key_at(self, position: int) -> str:
+        keys = self._fresh()
+        i = bisect.bisect_right(self._offsets, position) - 1
+        return keys[i]
+
+    def exact(self, key: str) -> list[str]:
+        return [key] if key in self.by_key else []
+
+    def with_prefix(self, prefix: str) -> Iterator[str]:
+        keys = self._fresh()
+        i = bisect.bisect_left(keys, prefix)
+        while i < len(keys) and keys[i].startswith(prefix):
+            yield keys[i]
+            i += 1
+
+    def containing(self, text: str) -> Iterator[str]:
+        self._fresh()
+        blob = self._blob
+        at = blob.find(text, 1)
+        last = ""
+        while at >= 0:
+            key = self._key_at(at)
+            if key != last:
+                yield key
+                last = key
+            at = blob.find(text, at + 1)
+
+    def ending_with(self, suffix: str) -> Iterator[str]:
+        """Keys equal to `suffix` or ending with `.suffix`."""
+        yield from self.exact(suffix)
+        yield from self._blob_matches(re.escape("." + suffix) + r"\n")
+
+    def _blob_matches(self, pattern: str) -> Iterator[str]:
+        self._fresh()
+        for m in re.finditer(pattern, self._blob):
+            yield self._key_at(m.start())
+
+    def subsequence(self, text: str) -> Iterator[str]:
+        self._fresh()
+        pattern = "(?m)^" + "".join(f"[^\\n]*?{re.escape(ch)}" for ch in text) + "[^\\n]*$"
+        for m in re.finditer(pattern, self._blob):
+            yield self._blob[m.start() : m.end()]
+
+
+def _by_length(keys: Iterable[str]) -> list[str]:
+    return sorted(set(keys), key=lambda k: (len(k), k))
+
+
+class SymbolIndex:
+    """Definitions of one workspace folder, replaceable a file at a time.
+
+    Invariant: the name tables hold exactly the symbols of `_files`; every
+    mutation goes through `replace_file` / `remove_file`.
+    """
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._files: dict[str, tuple[Symbol, ...]] = {}
+        self._names = _NameTable()
+        self._qualified = _NameTable()
+
+    def __len__(self) -> int:
+        return sum(len(s) for s in self._files.values())
+
+    def __contains__(self, path: str) -> bool:
+        return path in self._files
+
+    @property
+    def files(self) -> list[str]:
+        return list(self._files)
+
+    def symbols_of(self, path: str) -> tuple[Symbol, ...]:
+        return self._files.get(path, ())
+
+    def all_symbols(self) -> Iterator[Symbol]:
+        for symbols in self._files.values():
+            yield from symbols
+
+    def replace_file(self, path: str, symbols: Iterable[Symbol]) -> None:
+        """Make `symbols` the definitions of `path` (relative), dropping the old."""
+        self.remove_file(path)
+        fresh = tuple(symbols)
+        self._files[path] = fresh
+        for s in fresh:
+            self._names.add(s.name.lower(), s)
+            if s.container:
+                self._qualified.add(s.qualified_name.lower(), s)
+
+    def remove_file(self, path: str) -> None:
+        old = self._files.pop(path, None)
+        if not old:
+            return
+        for s in old:
+            self._names.discard(s.name.lower(), s)
+            if s.container:
+                self._qualified.discard(s.qualified_name.lower(), s)
+
+    def candidates(self, query: str, width: int, open_file: str | None = None) -> list[Symbol]:
+        """The candidate pool for `query`, in retrieval order.
+
+        At most `width` rows, except that every exact name match is included
+        whatever the width (they come first). An empty query returns the
+        definitions of the files nearest `open_file` (absolute path), or of
+        all files in path order when none is open.
+        """
+        text = "".join(query.split()).lower()
+        if not text:
+            return self._nearest(open_file, width)
+        if is_qualified(query):
+            wanted = normalise_qualified(query).strip(".").lower()
+            if not wanted:
+                return []
+            tiers = [
+                (self._qualified, _by_length(self._qualified.ending_with(wanted))),
+                (self._qualified, _by_length(self._qualified.containing(wanted))),
+                (self._qualified, _by_length(self._qualified.subsequence(wanted))),
+            ]
+            return self._fill(tiers, width, exact_tiers=1)
+        tiers = [
+            (self._names, self._names.exact(text)),
+            (self._names, _by_length(self._names.with_prefix(text))),
+            (self._names, _by_length(self._names.containing(text))),
+            (self._names, _by_length(self._names.subsequence(text))),
+        ]
+        pool = self._fill(tiers, width, exact_tiers=1)
+        if len(pool) < width:
+            owners = _by_length(self._qualified.subsequence(text))
+            seen = {id(s) for s in pool}
+            for key in owners:
+                for s in _sorted_bucket(self._qualified.by_key[key]):
+                    if id(s) not in seen:
+                        pool.append(s)
+                        seen.add(id(s))
+                if len(pool) >= width:
+                    break
+        return pool
+
+    @staticmethod
+    def _fill(
+        tiers: list[tuple[_NameTable, list[str]]], width: int, exact_tiers: int
+    ) -> list[Symbol]:
+        pool: list[Symbol] = []
+        seen_keys: set[tuple[int, str]] = set()
+        for number, (table, keys) in enumerate(tiers):
+            for key in keys:
+                if (id(table), key) in seen_keys:
+                    continue
+                seen_keys.add((id(table), key))
+                if number >= exact_tiers and len(pool) >= width:
+                    return pool
+                pool.extend(_sorted_bucket(table.by_key[key]))
+        return pool[: max(width, _count_exact(pool, tiers, exact_tiers))]
+
+    def _nearest(self, open_file: str | None, width: int) -> list[Symbol]:
+        if open_file is None:
+            order = sorted(self._files)
+        else:
+
+            def distance(path: str) -> tuple[int, int, str]:
+                file = os.path.join(self.root, *path.split("/"))
+                same = 0 if os.path.normpath(file) == os.path.normpath(open_file) else 1
+                return (same, directory_distance(file, open_file), path)
+
+            order = sorted(self._files, key=distance)
+        pool: list[Symbol] = []
+        for path in order:
+            pool.extend(self._files[path])
+            if len(pool) >= width:
+                return pool[:width]
+        return pool
+
+
+def _sorted_bucket(symbols: list[Symbol]) -> list[Symbol]:
+    return sorted(symbols, key=lambda s: (s.path, s.span.line, s.span.col))
+
+
+def _count_exact(pool: list[Symbol], tiers: list[tuple[_NameTable, list[str]]], n: int) -> int:
+    return sum(len(table.by_key[k]) for table, keys in tiers[:n] for k in keys)

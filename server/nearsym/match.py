@@ -1,0 +1,301 @@
+"""Identifier segmentation and the name score.
+
+Design note
+-----------
+A person typing in a symbol picker types the *beginnings* of the words of the
+name they want: `reg` for `register_blueprint`, `rb` for its initials, `hs` for
+`HTTPServer`. The score rewards a query for landing on those beginnings and
+for running on from them, and charges it for scattering.
+
+- The query must occur in the name as an ordered, case-insensitive
+  subsequence. Otherwise the score is exactly 0: there is no threshold to
+  guess, and "no evidence" is never confused with "weak evidence".
+- Among the many ways a subsequence can be aligned, the best one is scored
+  (dynamic programming over the positions each query character can take), not
+  the first greedy one: greedy matching puts the `s` of `hs` on the `S` of
+  `HTTPS` in `HTTPSServer` only by luck.
+- Each matched character earns points by where it lands: the start of the
+  name (`SCORE_START`), the start of a sub-word (`SCORE_WORD`: after `_ - . /`,
+  at a lower-to-upper change, and at the capital that ends an acronym run, the
+  `S` of `HTTPServer`), continuing a run (`SCORE_RUN`), and least when reached
+  by skipping into the middle of a word (`SCORE_SKIP`). Characters skipped
+  between two matched characters cost a gap (`GAP_OPEN` plus `GAP_EXTEND` per
+  further character); characters skipped before the first match are free
+  (people start anywhere); every character the name has beyond the query
+  costs `TAIL`, so a shorter name wins when all else is equal.
+- An exact name (case-insensitive) scores above any name that merely contains
+  the query: exact names score 1.0 (0.98 when only the case differs), every
+  other match is mapped into (0, `NON_EXACT_CAP`].
+
+The alignment is computed over the positions where each query character
+occurs, so its cost is the number of (previous, next) position pairs: a few
+dozen for typical identifiers, far below the full query x name table.
+
+Deliberately not handled here: typo tolerance (a name that does not contain
+the query scores 0), and anything about paths or closeness (see `proximity`
+and `rank`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+# Points per matched character, by where it lands. Only their order and
+# rough ratios matter; the values follow fzf's scheme (a boundary is worth more
+# than a run, a run more than a scattered hit) and are guesses awaiting
+# measurement on the golden set (issue 7).
+SCORE_START = 4.0
+"""First character of the name: the strongest evidence of intent."""
+SCORE_WORD = 3.0
+"""Start of a sub-word: camel humps, snake initials, acronym ends."""
+SCORE_RUN = 2.0
+"""Continues the previous matched character (a prefix of a word)."""
+SCORE_SKIP = 1.0
+"""Reached by skipping into the middle of a word: weak evidence."""
+
+GAP_OPEN = 1.0
+"""Cost of skipping over characters between two matched ones: one
+scattered hit should not be worth a boundary hit (SCORE_WORD - GAP_OPEN
+> SCORE_SKIP)."""
+GAP_EXTEND = 0.1
+"""Each further skipped character: long gaps cost a little more than short."""
+TAIL = 0.03
+"""Per character of name beyond the query's length. Small: it only separates
+names whose alignments are equally good (`reg` -> `register` before
+`register_blueprint`)."""
+TAIL_CAP = 1.0
+"""The tail never costs more than one scattered hit, so a long name whose
+words the query hits cleanly still beats a short scattered one."""
+
+EXACT_SCORE = 1.0
+EXACT_IGNORING_CASE_SCORE = 0.98
+NON_EXACT_CAP = 0.95
+"""Every non-exact match scores at most this: the exact name always wins."""
+NON_EXACT_FLOOR = 0.01
+"""A match never scores 0, which is reserved for 'not a subsequence'."""
+
+QUALIFIED_DISCOUNT = 0.5
+"""A method found by its owner's name (`SyncQueue` -> `SyncQueue.push`) gets
+half the evidence, so the type itself stays above its own methods."""
+
+_SEPARATORS = frozenset("_-./:$ #\\")
+_QUALIFIER = re.compile(r"::|\.|#|->")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+def word_starts(name: str) -> list[bool]:
+    """Which characters of `name` begin a sub-word.
+
+    >>> [c for c, s in zip("HTTPServer", word_starts("HTTPServer")) if s]
+    ['H', 'S']
+    >>> [c for c, s in zip("register_blueprint", word_starts("register_blueprint")) if s]
+    ['r', 'b']
+    """
+    n = len(name)
+    starts = [False] * n
+    for i, ch in enumerate(name):
+        if ch in _SEPARATORS:
+            continue
+        if i == 0:
+            starts[i] = True
+            continue
+        prev = name[i - 1]
+        if prev in _SEPARATORS or (ch.isupper() and (prev.islower() or prev.isdigit())):
+            starts[i] = True
+        elif ch.isupper() and prev.isupper() and i + 1 < n and name[i + 1].islower():
+            starts[i] = True  # the S of HTTPServer
+    return starts
+
+
+def split_words(text: str) -> list[str]:
+    """Split an identifier or query into words: `getUserId` -> get, User, Id;
+    `search document` -> search, document; `HTTPServer` -> HTTP, Server."""
+    words: list[str] = []
+    for chunk in re.split(r"[\s_\-./:#]+", text):
+        if chunk:
+            words.extend(_CAMEL.findall(chunk) or [chunk])
+    return words
+
+
+def is_subsequence(query: str, name: str) -> bool:
+    """Whether `query` occurs in `name` in order (both already lower-cased)."""
+    it = iter(name)
+    return all(ch in it for ch in query)
+
+
+@dataclass(frozen=True, slots=True)
+class Alignment:
+    """The best alignment of a query in a name, for `explain()`."""
+
+    positions: tuple[int, ...]
+    raw: float
+    best: float
+    tail: float
+
+
+def _align(query: str, name: str) -> Alignment | None:
+    """Best alignment of `query` (lower-cased) in `name` (original case).
+
+    Returns None when `query` is not a subsequence. Raw score is the sum of
+    per-character points minus gaps and tail; `best` is the most that query
+    length could earn (all hits on word starts after a name start).
+    """
+    lower = name.lower()
+    if not query or not is_subsequence(query, lower):
+        return None
+    starts = word_starts(name)
+    occurs: dict[str, list[int]] = {}
+    for j, ch in enumerate(lower):
+        occurs.setdefault(ch, []).append(j)
+
+    def landing(j: int) -> float:
+        if j == 0:
+            return SCORE_START
+        return SCORE_WORD if starts[j] else SCORE_SKIP
+
+    # best[j] = (score of the best alignment of query[:i+1] ending at j, backpointer)
+    best: dict[int, tuple[float, int]] = {j: (landing(j), -1) for j in occurs[query[0]]}
+    trail: list[dict[int, tuple[float, int]]] = [best]
+    for ch in query[1:]:
+        nxt: dict[int, tuple[float, int]] = {}
+        for j in occurs.get(ch, ()):
+            top = -1e9
+            back = -1
+            for k, (score, _) in best.items():
+                if k >= j:
+                    continue
+                if k == j - 1:
+                    cand = score + max(SCORE_RUN, landing(j))
+                else:
+                    cand = score + landing(j) - GAP_OPEN - GAP_EXTEND * (j - k - 2)
+                if cand > top:
+                    top, back = cand, k
+            if back >= 0:
+                nxt[j] = (top, back)
+        if not nxt:
+            return None
+        best = nxt
+        trail.append(best)
+    end = max(best, key=lambda j: (best[j][0], -j))
+    raw = best[end][0]
+    positions = [end]
+    for level in range(len(trail) - 1, 0, -1):
+        positions.append(trail[level][positions[-1]][1])
+    positions.reverse()
+    tail = min(TAIL_CAP, TAIL * max(0, len(name) - len(query)))
+    ceiling = SCORE_START + max(SCORE_WORD, SCORE_RUN) * (len(query) - 1)
+    return Alignment(tuple(positions), raw - tail, ceiling, tail)
+
+
+def _normalise(alignment: Alignment) -> float:
+    share = max(0.0, alignment.raw) / alignment.best
+    return NON_EXACT_FLOOR + (NON_EXACT_CAP - NON_EXACT_FLOOR) * min(1.0, share)
+
+
+@lru_cache(maxsize=65536)
+def _score_single(query: str, name: str) -> float:
+    """Score one query string (no whitespace) against one name."""
+    if not query:
+        return 0.0
+    if query == name:
+        return EXACT_SCORE
+    if query.lower() == name.lower():
+        return EXACT_IGNORING_CASE_SCORE
+    alignment = _align(query.lower(), name)
+    return 0.0 if alignment is None else _normalise(alignment)
+
+
+def score_name(query: str, name: str) -> float:
+    """How well `query` matches the identifier `name`, in [0, 1].
+
+    0 when the query is not an ordered subsequence of the name in any reading;
+    1.0 for the exact name. Samples (see the constants for why):
+    `reg` -> `register` 0.66, `reg` -> `register_blueprint` 0.63,
+    `rb` -> `register_blueprint` 0.66, `hs` -> `HTTPServer` 0.76,
+    `hs` -> `hashes` 0.53, `xyz` -> `register` 0.0.
+
+    A query of several words (`search document`, `getUserId`) must occur
+    whole (whitespace removed) as a subsequence; it is then scored whole and
+    word by word (every word must match; the mean of
+    the words' scores, where one-character words must match but count only
+    when every word is one character), and the better reading wins.
+    """
+    joined = "".join(query.split())
+    whole = _score_single(joined, name)
+    tokens = split_words(query)
+    if whole == 0.0 or len(tokens) < 2:
+        return whole
+    scores = [_score_single(t, name) for t in tokens]
+    if min(scores) == 0.0:
+        return whole
+    counted = [sc for t, sc in zip(tokens, scores, strict=True) if len(t) >= 2] or scores
+    return max(whole, min(NON_EXACT_CAP, sum(counted) / len(counted)))
+
+
+def is_qualified(query: str) -> bool:
+    """Whether the query names an owner: `Class.method`, `pkg::name`, `A#b`."""
+    return _QUALIFIER.search(query.strip()) is not None
+
+
+def normalise_qualified(query: str) -> str:
+    """`A::b`, `A#b`, `A->b` all mean `A.b`."""
+    return _QUALIFIER.sub(".", "".join(query.split()))
+
+
+@dataclass(slots=True)
+class NameEvidence:
+    """The components of a symbol's name score, for `explain()`."""
+
+    score: float
+    reading: str
+    matched: str
+    positions: tuple[int, ...] = field(default_factory=tuple)
+
+
+def score_symbol_name(query: str, name: str, container: str) -> float:
+    """Name evidence for a definition with an owner, in [0, 1].
+
+    - A qualified query (`App.register`) is scored against the qualified name
+      `container.name`; it is exact when it equals a dotted suffix of it
+      (`Inner.m` is exact for `Outer.Inner.m`).
+    - Otherwise the plain name is scored, and the qualified name too at
+      `QUALIFIED_DISCOUNT` (`SyncQueue` finds `SyncQueue.push` at half weight).
+    """
+    return explain_name(query, name, container).score
+
+
+def explain_name(query: str, name: str, container: str) -> NameEvidence:
+    """The name score with the reading that produced it."""
+    if is_qualified(query):
+        wanted = normalise_qualified(query).strip(".")
+        qualified = f"{container}.{name}" if container else name
+        low_wanted, low_qualified = wanted.lower(), qualified.lower()
+        if low_qualified == low_wanted or low_qualified.endswith("." + low_wanted):
+            exact = qualified.endswith(wanted)
+            score = EXACT_SCORE if exact else EXACT_IGNORING_CASE_SCORE
+            return NameEvidence(score, "qualified, exact", qualified)
+        score = _score_single(wanted, qualified)
+        return NameEvidence(score, "qualified", qualified, _positions(wanted, qualified))
+    plain = score_name(query, name)
+    evidence = NameEvidence(plain, "name", name, _positions(query, name))
+    if container:
+        qualified = f"{container}.{name}"
+        owner = QUALIFIED_DISCOUNT * score_name(query, qualified)
+        if owner > plain:
+            evidence = NameEvidence(
+                owner, "owner (discounted)", qualified, _positions(query, qualified)
+            )
+    return evidence
+
+
+def _positions(query: str, name: str) -> tuple[int, ...]:
+    alignment = _align("".join(query.split()).lower(), name)
+    return alignment.positions if alignment else ()
+
+
+def highlight(name: str, positions: tuple[int, ...]) -> str:
+    """`register_blueprint` with positions (0, 9) -> `[r]egister_[b]lueprint`."""
+    marks = set(positions)
+    return "".join(f"[{c}]" if i in marks else c for i, c in enumerate(name))

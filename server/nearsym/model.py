@@ -1,0 +1,89 @@
+"""Core value types shared by every layer.
+
+Nothing here imports pygls, lsprotocol or tree-sitter: the core (model, match,
+proximity, rank, index, search) is testable alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+
+class Kind(IntEnum):
+    """What a definition is. The values are LSP's SymbolKind numbers, so the
+    protocol layer converts by value; the core never imports lsprotocol."""
+
+    FILE = 1
+    MODULE = 2
+    NAMESPACE = 3
+    PACKAGE = 4
+    CLASS = 5
+    METHOD = 6
+    PROPERTY = 7
+    FIELD = 8
+    CONSTRUCTOR = 9
+    ENUM = 10
+    INTERFACE = 11
+    FUNCTION = 12
+    VARIABLE = 13
+    CONSTANT = 14
+    STRING = 15
+    NUMBER = 16
+    BOOLEAN = 17
+    ARRAY = 18
+    OBJECT = 19
+    KEY = 20
+    NULL = 21
+    ENUM_MEMBER = 22
+    STRUCT = 23
+    EVENT = 24
+    OPERATOR = 25
+    TYPE_PARAMETER = 26
+
+    @property
+    def label(self) -> str:
+        return self.name.lower().replace("_", " ")
+
+
+#: Kinds that own other definitions: a method's class, a Go method's receiver.
+CONTAINER_KINDS = frozenset(
+    {Kind.CLASS, Kind.INTERFACE, Kind.STRUCT, Kind.ENUM, Kind.MODULE, Kind.NAMESPACE}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Where a definition's name is. Lines are 0-based; columns count UTF-16
+    code units, as LSP requires by default."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """One definition.
+
+    `root` is the workspace folder (absolute, OS path) the definition was found
+    under and `path` the file relative to it, with `/` separators. Both strings
+    are shared by every symbol of a file, so a symbol costs one object.
+    """
+
+    name: str
+    kind: Kind
+    container: str
+    root: str
+    path: str
+    span: Span
+    language: str
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.container}.{self.name}" if self.container else self.name
+
+    @property
+    def line(self) -> int:
+        return self.span.line

@@ -1,0 +1,218 @@
+"""The rank rules: pool sizes, and the order of a candidate pool.
+
+Design note
+-----------
+These follow the seed's `rank` package (`shared/seed/rank-package.txt`),
+adapted to an editor:
+
+- `fetch_limit` / `pool_width` size the candidate pool: wide enough that
+  reranking has more than `limit` rows to reorder (50 to 500), and cut in
+  whole blocks so that paging never reshuffles a page already delivered.
+- `rerank` orders a pool by *name* evidence first, then *path* evidence (the
+  share of query words that are path segments, then closeness to the open
+  file), then identity (root, path, qualified name, position), and only then
+  by retrieval rank. The retrieval rank is deliberately not fused into the
+  score: the seed measured Reciprocal Rank Fusion against structure alone on
+  its golden set, MRR 0.720 fused versus 0.793 structure-only, because a
+  position inside a 500-row pool says little about what the person meant.
+- `rerank_groups` merges several independently retrieved pools (one per
+  workspace folder); each node keeps the retrieval rank it had in its own
+  pool, so the answer does not depend on which group came first.
+
+Everything here is a pure function of its arguments: no protocol, no
+tree-sitter, no I/O.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from nearsym.match import NameEvidence, explain_name, highlight, split_words
+from nearsym.model import Symbol
+from nearsym.proximity import directory_distance, proximity_score
+
+FETCH_FACTOR = 5
+"""Pool rows per result row (the seed's)."""
+FETCH_MIN = 50
+"""The narrowest pool: even `limit=1` gets 50 rows to choose from."""
+FETCH_MAX = 500
+"""The widest pool: bounds the rerank's cost per keystroke."""
+
+
+def fetch_limit(limit: int) -> int:
+    """Rows to pull for an answer of `limit` rows: `clamp(5 * limit, 50, 500)`.
+
+    Invariant: 50 <= fetch_limit(limit) <= 500 for every integer limit.
+    """
+    return min(max(FETCH_FACTOR * limit, FETCH_MIN), FETCH_MAX)
+
+
+def pool_width(offset: int, limit: int) -> int:
+    """Rows of pool the page at `offset` (of `limit` rows) is cut from.
+
+    A block is `fetch_limit(limit)`. The pool is `fetch_limit(offset + limit)`
+    rounded up to whole blocks, capped at as many whole blocks as fit in
+    `FETCH_MAX` rows, and never less than one block.
+
+    Invariant: a whole number of blocks, never narrower as offset grows (for
+    the same limit).
+    """
+    block = fetch_limit(limit)
+    need = fetch_limit(max(0, offset) + max(0, limit))
+    blocks = -(-need // block)
+    cap = max(1, FETCH_MAX // block)
+    return max(1, min(blocks, cap)) * block
+
+
+@dataclass(frozen=True, slots=True)
+class RankContext:
+    """What the ranking knows besides the query: the file the person has open
+    (absolute path), or None when no editor told us."""
+
+    open_file: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One candidate's score components, in the order they are compared."""
+
+    name: NameEvidence
+    path_share: float
+    proximity: float
+    distance: int | None
+
+    @property
+    def name_score(self) -> float:
+        return self.name.score
+
+
+def path_segments(path: str) -> set[str]:
+    """The folder names and the file's stem of a relative path, lower-cased."""
+    parts = path.lower().split("/")
+    stem = parts[-1].split(".", 1)[0]
+    return {*parts[:-1], stem}
+
+
+def path_score(query: str, path: str) -> float:
+    """Share of the query's words that are whole segments of `path`, in [0, 1].
+
+    `syncqueue push` on `internal/syncqueue/queue.go` is 0.5; 0.0 when no word
+    is a segment (or the query is empty).
+    """
+    words = {w.lower() for w in split_words(query)}
+    if not words:
+        return 0.0
+    segments = path_segments(path)
+    return sum(1 for w in words if w in segments) / len(words)
+
+
+def symbol_file(symbol: Symbol) -> str:
+    return os.path.join(symbol.root, *symbol.path.split("/"))
+
+
+def evidence(query: str, symbol: Symbol, context: RankContext) -> Evidence:
+    """Every component the order of `symbol` depends on."""
+    name = explain_name(query, symbol.name, symbol.container)
+    file = symbol_file(symbol)
+    open_file = context.open_file
+    distance = directory_distance(file, open_file) if open_file else None
+    return Evidence(
+        name=name,
+        path_share=path_score(query, symbol.path),
+        proximity=proximity_score(file, open_file),
+        distance=distance,
+    )
+
+
+_SortKey = tuple[float, float, float, str, str, str, int, int, int]
+
+
+def _key(query: str, symbol: Symbol, retrieval_rank: int, context: RankContext) -> _SortKey:
+    ev = evidence(query, symbol, context)
+    return (
+        -ev.name_score,
+        -ev.path_share,
+        -ev.proximity,
+        symbol.root,
+        symbol.path,
+        symbol.qualified_name,
+        symbol.span.line,
+        symbol.span.col,
+        retrieval_rank,
+    )
+
+
+def _order(
+    query: str,
+    ranked: Iterable[tuple[int, Symbol]],
+    limit: int,
+    context: RankContext,
+) -> list[Symbol]:
+    keyed = [(_key(query, s, r, context), s) for r, s in ranked]
+    keyed.sort(key=lambda pair: pair[0])
+    return [s for _, s in keyed[: max(0, limit)]]
+
+
+def rerank(
+    query: str,
+    nodes: Sequence[Symbol],
+    limit: int,
+    context: RankContext | None = None,
+) -> list[Symbol]:
+    """Order a retrieval-ordered pool by structural evidence, cut to `limit`.
+
+    `nodes` is the pool in retrieval order (index == retrieval rank). Order:
+    name score (descending), then path evidence (query words in the path,
+    then closeness to the open file), then identity (root, path, qualified
+    name, line, column), then retrieval rank.
+
+    An empty query or an empty pool returns the pool in its own order, bounded
+    by `limit`. Deterministic: the same inputs give the same list.
+    """
+    if not query.strip() or not nodes:
+        return list(nodes[: max(0, limit)])
+    return _order(query, enumerate(nodes), limit, context or RankContext())
+
+
+def rerank_groups(
+    query: str,
+    groups: Sequence[Sequence[Symbol]],
+    limit: int,
+    context: RankContext | None = None,
+) -> list[Symbol]:
+    """Merge several independently retrieved pools into one order.
+
+    Each node keeps the retrieval rank it had inside its own group, so a
+    group's top hit is not charged the length of the groups before it.
+    Invariant: the result does not depend on the order of `groups`; empty
+    groups contribute nothing. With an empty query, nodes are interleaved by
+    their in-group rank (then identity), which is also order-independent.
+    """
+    ranked = [(rank, s) for group in groups for rank, s in enumerate(group)]
+    if not ranked:
+        return []
+    if not query.strip():
+        ranked.sort(key=lambda p: (p[0], p[1].root, p[1].path, p[1].span.line, p[1].span.col))
+        return [s for _, s in ranked[: max(0, limit)]]
+    return _order(query, ranked, limit, context or RankContext())
+
+
+def explain(query: str, symbol: Symbol, context: RankContext | None = None) -> str:
+    """One line per score component of `symbol` for `query`, in rank order."""
+    ctx = context or RankContext()
+    ev = evidence(query, symbol, ctx)
+    lines = [
+        f"{symbol.qualified_name}  ({symbol.kind.label}, {symbol.path}:{symbol.span.line + 1})",
+        f"  name      {ev.name_score:.3f}  {ev.name.reading}: "
+        f"{highlight(ev.name.matched, ev.name.positions)}",
+        f"  path      {ev.path_share:.3f}  query words that are segments of {symbol.path}",
+    ]
+    if ctx.open_file is None:
+        lines.append("  closeness 0.000  no open file known: ranked by name alone")
+    else:
+        lines.append(
+            f"  closeness {ev.proximity:.3f}  {ev.distance} folder steps from {ctx.open_file}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,87 @@
+"""The one query entry point: pool, rerank, cut.
+
+The server, the CLI and the evaluation all answer through `search`, so the
+order a person sees in an editor is the order that is measured.
+
+A page is cut from a pool `pool_width(offset, limit)` rows wide per
+namespace, ordered a block (`fetch_limit(limit)` rows) at a time: block k of
+the answer is block k of every namespace's pool, merged by `rerank_groups`.
+Widening the pool for a later page therefore only appends blocks, and a page
+already delivered is never reshuffled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from nearsym.index import SymbolIndex
+from nearsym.match import score_symbol_name
+from nearsym.model import Symbol
+from nearsym.rank import RankContext, fetch_limit, pool_width, rerank_groups
+
+
+@dataclass(slots=True)
+class Namespace:
+    """One independently indexed source of definitions: a workspace folder."""
+
+    root: str
+    index: SymbolIndex
+
+
+def _blocks(pool: list[Symbol], width: int, block: int) -> list[list[Symbol]]:
+    # Exact matches may overflow the width; they all stay in the first block.
+    extra = max(0, len(pool) - width)
+    first = block + extra
+    out = [pool[:first]]
+    for start in range(first, len(pool), block):
+        out.append(pool[start : start + block])
+    return out
+
+
+def search(
+    namespaces: Sequence[Namespace],
+    query: str,
+    limit: int,
+    offset: int = 0,
+    open_file: str | None = None,
+) -> list[Symbol]:
+    """The ranked definitions for `query`: rows `offset` to `offset + limit`.
+
+    - Empty query: the definitions nearest `open_file` (its own, then its
+      folder's, then outward); in path order when no file is open.
+    - Candidates whose name evidence is 0 (a qualified query whose owner does
+      not match) are dropped before ranking.
+    - `open_file` is an absolute path, or None: then only the name decides.
+    """
+    limit = max(0, limit)
+    offset = max(0, offset)
+    if limit == 0:
+        return []
+    ordered = ranked_pool(namespaces, query, limit, pool_width(offset, limit), open_file)
+    return ordered[offset : offset + limit]
+
+
+def ranked_pool(
+    namespaces: Sequence[Namespace],
+    query: str,
+    limit: int,
+    width: int,
+    open_file: str | None = None,
+) -> list[Symbol]:
+    """Every namespace's pool of `width` rows, ordered a block at a time.
+
+    Invariant: for the same `limit`, the result for a narrower width is a
+    prefix of the result for a wider one (pages never reshuffle).
+    """
+    block = fetch_limit(limit)
+    context = RankContext(open_file)
+    pools = [ns.index.candidates(query, width, open_file) for ns in namespaces]
+    if query.strip():
+        pools = [[s for s in p if score_symbol_name(query, s.name, s.container) > 0] for p in pools]
+    per_namespace = [_blocks(p, width, block) for p in pools]
+    ordered: list[Symbol] = []
+    for k in range(max((len(b) for b in per_namespace), default=0)):
+        groups = [b[k] for b in per_namespace if k < len(b)]
+        ordered.extend(rerank_groups(query, groups, sum(len(g) for g in groups), context))
+    return ordered

@@ -1,0 +1,233 @@
+"""Workspace discovery: which files of a root are indexed.
+
+Design note
+-----------
+A depth-first walk with `os.scandir` that prunes as early as it can: folders
+excluded by name (version control, dependency and build output folders,
+virtual environments), by `.gitignore` (every `.gitignore` on the way down,
+plus `.git/info/exclude`, read with pathspec's git-compatible matcher), and by
+the `exclude` setting. Symbolic links are not followed unless
+`followSymlinks` is set; then only links whose target stays inside the root
+are followed, and a folder already visited (by its real path) is never
+entered twice, so link loops end.
+
+Files are chosen by language (unknown extensions are skipped, never an
+error); the size and binary checks happen when the file is read
+(`read_source`), so a file is opened once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import pathspec
+
+from nearsym.config import Config
+from nearsym.extract import extract_symbols
+from nearsym.index import SymbolIndex
+from nearsym.languages import LanguageSpec, language_for_path
+from nearsym.model import Symbol
+
+log = logging.getLogger(__name__)
+
+EXCLUDED_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".jj",
+        "node_modules", "bower_components",
+        "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis",
+        ".tox", ".nox", ".venv", "venv", ".eggs",
+        ".idea", ".vscode",
+        "build", "dist", "target", "out", ".next", ".nuxt", ".cache",
+    }
+)  # fmt: skip
+"""Folder names never walked: tools' state and build output, not source."""
+
+BINARY_SNIFF_BYTES = 8192
+"""A NUL byte in the first 8 KiB marks a file as binary (git's own test)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """A file chosen for indexing: absolute path, root-relative `/` path."""
+
+    path: str
+    rel: str
+    language: LanguageSpec
+
+
+class _Ignore:
+    """The ignore rules in force in one folder: (base folder, spec) pairs,
+    outermost first. Later (deeper) rules override earlier ones, as in git."""
+
+    def __init__(self, rules: tuple[tuple[str, pathspec.GitIgnoreSpec], ...]) -> None:
+        self.rules = rules
+
+    def ignored(self, rel: str, is_dir: bool) -> bool:
+        verdict = False
+        for base, spec in self.rules:
+            if base and not rel.startswith(base + "/"):
+                continue
+            sub = rel[len(base) + 1 :] if base else rel
+            result = spec.check_file(sub + "/" if is_dir else sub)
+            if result.include is not None:
+                verdict = result.include
+        return verdict
+
+    def extended(self, base: str, spec: pathspec.GitIgnoreSpec | None) -> _Ignore:
+        return self if spec is None else _Ignore((*self.rules, (base, spec)))
+
+
+def _read_ignore_file(path: str) -> pathspec.GitIgnoreSpec | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+
+
+def _is_venv(path: str) -> bool:
+    return os.path.isfile(os.path.join(path, "pyvenv.cfg"))
+
+
+def discover(
+    root: str,
+    config: Config,
+    on_skip: Callable[[str, str], None] | None = None,
+) -> Iterator[SourceFile]:
+    """Yield every indexable source file under `root`, in walk order.
+
+    `on_skip(path, reason)` hears about folders and files passed over for a
+    reason a person may want to know (link loops, unreadable folders).
+    """
+    root = os.path.abspath(root)
+    real_root = os.path.realpath(root)
+    ignore = _Ignore(())
+    git_exclude = _read_ignore_file(os.path.join(root, ".git", "info", "exclude"))
+    ignore = ignore.extended("", git_exclude)
+    if config.exclude:
+        ignore = ignore.extended("", pathspec.GitIgnoreSpec.from_lines(config.exclude))
+    seen_dirs: set[str] = {real_root}
+    stack: list[tuple[str, str, _Ignore]] = [(root, "", ignore)]
+
+    def skip(path: str, reason: str) -> None:
+        log.info("skipped %s: %s", path, reason)
+        if on_skip is not None:
+            on_skip(path, reason)
+
+    while stack:
+        folder, rel_folder, rules = stack.pop()
+        rules = rules.extended(rel_folder, _read_ignore_file(os.path.join(folder, ".gitignore")))
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as error:
+            skip(folder, f"cannot list folder ({error.strerror})")
+            continue
+        subfolders: list[tuple[str, str, _Ignore]] = []
+        for entry in entries:
+            rel = f"{rel_folder}/{entry.name}" if rel_folder else entry.name
+            try:
+                is_link = entry.is_symlink()
+                if is_link and not config.follow_symlinks:
+                    continue
+                st = entry.stat(follow_symlinks=True)
+            except OSError:
+                continue  # dangling link, or gone since the listing
+            is_dir = stat.S_ISDIR(st.st_mode)
+            if is_dir:
+                if entry.name in EXCLUDED_DIRS or rules.ignored(rel, True):
+                    continue
+                real = os.path.realpath(entry.path)
+                if is_link and not (real == real_root or real.startswith(real_root + os.sep)):
+                    skip(entry.path, "link leads out of the workspace folder")
+                    continue
+                if real in seen_dirs:
+                    skip(entry.path, "folder already walked (link loop)")
+                    continue
+                if _is_venv(entry.path):
+                    continue
+                seen_dirs.add(real)
+                subfolders.append((entry.path, rel, rules))
+            elif stat.S_ISREG(st.st_mode):
+                spec = language_for_path(entry.name)
+                if spec is None or rules.ignored(rel, False):
+                    continue
+                if is_link:
+                    real = os.path.realpath(entry.path)
+                    if not real.startswith(real_root + os.sep):
+                        skip(entry.path, "link leads out of the workspace folder")
+                        continue
+                yield SourceFile(entry.path, rel, spec)
+        stack.extend(reversed(subfolders))
+
+
+class SkippedFile(Exception):
+    """A file that exists but is not indexed, with the reason."""
+
+
+def read_source(path: str, max_bytes: int) -> bytes:
+    """The bytes of a source file.
+
+    Raises SkippedFile (too large, binary) or OSError (gone, unreadable).
+    """
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > max_bytes:
+            raise SkippedFile(f"{size} bytes, over the {max_bytes}-byte cap")
+        data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise SkippedFile(f"over the {max_bytes}-byte cap")
+    if b"\0" in data[:BINARY_SNIFF_BYTES]:
+        raise SkippedFile("binary (NUL byte)")
+    return data
+
+
+def parse_file(source_file: SourceFile, root: str, config: Config) -> list[Symbol]:
+    """Read and extract one file. Raises SkippedFile or OSError."""
+    data = read_source(source_file.path, config.max_file_bytes)
+    return extract_symbols(data, source_file.language, root, source_file.rel)
+
+
+def source_file_for(root: str, path: str) -> SourceFile | None:
+    """The SourceFile for an absolute `path` under `root`, or None when the
+    language is unknown or the path is outside the root."""
+    spec = language_for_path(path)
+    rel = os.path.relpath(path, root)
+    if spec is None or rel.startswith("..") or os.path.isabs(rel):
+        return None
+    return SourceFile(path, rel.replace(os.sep, "/"), spec)
+
+
+def index_root(
+    root: str,
+    index: SymbolIndex,
+    config: Config,
+    on_file: Callable[[int, int], None] | None = None,
+) -> IndexStats:
+    """Index every file of `root` into `index`, synchronously (CLI, eval)."""
+    stats = IndexStats()
+    files = list(discover(root, config))
+    for n, sf in enumerate(files, 1):
+        try:
+            index.replace_file(sf.rel, parse_file(sf, root, config))
+            stats.files += 1
+        except SkippedFile as why:
+            log.info("skipped %s: %s", sf.path, why)
+            stats.skipped += 1
+        except OSError as error:
+            log.warning("cannot read %s: %s", sf.path, error.strerror)
+            index.remove_file(sf.rel)
+            stats.skipped += 1
+        if on_file is not None:
+            on_file(n, len(files))
+    return stats
+
+
+@dataclass(slots=True)
+class IndexStats:
+    files: int = 0
+    skipped: int = 0

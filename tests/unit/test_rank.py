@@ -1,0 +1,154 @@
+"""The rank rules of design.md, as properties."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from nearsym.match import score_name
+from nearsym.model import Kind
+from nearsym.rank import (
+    FETCH_MAX,
+    FETCH_MIN,
+    RankContext,
+    explain,
+    fetch_limit,
+    pool_width,
+    rerank,
+    rerank_groups,
+)
+
+from .helpers import ROOT, sym
+
+limits = st.integers(min_value=-10, max_value=2000)
+offsets = st.integers(min_value=0, max_value=5000)
+names = st.text(alphabet="abcdeHTPS_x", min_size=1, max_size=12)
+
+
+@given(limits)
+def test_fetch_limit_stays_between_50_and_500(limit: int) -> None:
+    assert FETCH_MIN <= fetch_limit(limit) <= FETCH_MAX
+
+
+@given(offsets, st.integers(min_value=1, max_value=1000))
+def test_pool_width_is_whole_blocks_and_never_narrows(offset: int, limit: int) -> None:
+    block = fetch_limit(limit)
+    width = pool_width(offset, limit)
+    assert width % block == 0
+    assert width >= block
+    assert width <= max(block, FETCH_MAX)
+    assert pool_width(offset + limit, limit) >= width
+
+
+def _pool(seed: int, n: int) -> list:
+    rng = random.Random(seed)
+    words = ["parse", "parser", "parse_args", "Parser", "sparse", "compare", "prepare"]
+    return [
+        sym(rng.choice(words), path=f"d{rng.randrange(4)}/f{rng.randrange(5)}.py", line=i)
+        for i in range(n)
+    ]
+
+
+@given(st.integers(min_value=0, max_value=10_000), st.integers(min_value=1, max_value=120))
+def test_rerank_is_deterministic(seed: int, limit: int) -> None:
+    pool = _pool(seed, 80)
+    ctx = RankContext("/ws/d1/f2.py")
+    assert rerank("pars", pool, limit, ctx) == rerank("pars", list(pool), limit, ctx)
+
+
+@given(st.integers(min_value=0, max_value=10_000), st.integers(min_value=0, max_value=100))
+def test_empty_query_or_empty_pool_keeps_input_order(seed: int, limit: int) -> None:
+    pool = _pool(seed, 60)
+    assert rerank("", pool, limit) == pool[:limit]
+    assert rerank("   ", pool, limit) == pool[:limit]
+    assert rerank("parse", [], limit) == []
+
+
+@given(st.integers(min_value=0, max_value=10_000), st.permutations(range(3)))
+def test_rerank_groups_ignores_group_order(seed: int, order: list[int]) -> None:
+    groups = [
+        [sym(s.name, s.path, line=s.line, root=f"/root{g}") for s in _pool(seed + g, 30)]
+        for g in range(3)
+    ]
+    ctx = RankContext("/root1/d0/f0.py")
+    expected = rerank_groups("par", groups, 50, ctx)
+    assert rerank_groups("par", [groups[i] for i in order], 50, ctx) == expected
+    assert rerank_groups("", [groups[i] for i in order], 50, ctx) == rerank_groups(
+        "", groups, 50, ctx
+    )
+    assert rerank_groups("par", [[], *groups, []], 50, ctx) == expected
+
+
+def test_rerank_groups_keeps_in_group_retrieval_rank() -> None:
+    # Identical evidence and identity except the root: retrieval rank inside
+    # each group decides, not the group's position.
+    a = [sym("run", "x.py", root="/a"), sym("run", "y.py", root="/a")]
+    b = [sym("run", "x.py", root="/b")]
+    merged = rerank_groups("run", [a, b], 10)
+    assert merged == rerank_groups("run", [b, a], 10)
+
+
+@given(names, names)
+def test_name_without_the_query_as_subsequence_scores_zero(query: str, name: str) -> None:
+    it = iter(name.lower())
+    contains = all(c in it for c in query.lower())
+    assert (score_name(query, name) > 0) == contains
+
+
+@given(names, names)
+def test_exact_name_beats_every_longer_name_containing_it(query: str, extra: str) -> None:
+    longer = query + extra
+    assert score_name(query, query) > score_name(query, longer)
+    assert score_name(query, query) > score_name(query, extra + query)
+
+
+def test_acronym_end_starts_a_word() -> None:
+    assert score_name("hs", "HTTPServer") > score_name("hs", "hashes")
+
+
+def test_type_ranks_above_its_own_methods_for_its_name() -> None:
+    cls = sym("SyncQueue", "q.py", Kind.CLASS)
+    push = sym("push", "q.py", Kind.METHOD, container="SyncQueue", line=3)
+    pop = sym("pop", "q.py", Kind.METHOD, container="SyncQueue", line=5)
+    assert rerank("SyncQueue", [push, pop, cls], 3)[0] == cls
+    assert set(rerank("SyncQueue", [push, pop, cls], 3)[1:]) == {push, pop}
+
+
+@given(st.sampled_from(["a/x.py", "a/b/x.py", "c/x.py", "c/d/e/x.py"]))
+def test_equal_names_nearer_the_open_file_rank_first(open_rel: str) -> None:
+    pool = [sym("run", p) for p in ["a/x.py", "a/b/x.py", "c/x.py", "c/d/e/x.py", "z/q/x.py"]]
+    ctx = RankContext(f"{ROOT}/{open_rel}")
+    assert rerank("run", pool, 5, ctx)[0].path == open_rel
+
+
+def test_same_folder_beats_sibling_folder() -> None:
+    near = sym("parse", "pkg/a/near.py")
+    far = sym("parse", "pkg/b/far.py")
+    ctx = RankContext(f"{ROOT}/pkg/a/open.py")
+    assert rerank("parse", [far, near], 2, ctx) == [near, far]
+    assert rerank("parse", [near, far], 2, RankContext(f"{ROOT}/pkg/b/open.py")) == [far, near]
+
+
+def test_query_word_in_path_breaks_name_ties() -> None:
+    other = sym("push", "internal/other/queue.go")
+    wanted = sym("push", "internal/syncqueue/queue.go")
+    assert rerank("syncqueue push", [other, wanted], 2)[0] == wanted or rerank(
+        "push", [other, wanted], 2
+    ) == [other, wanted]
+
+
+def test_name_evidence_outranks_closeness() -> None:
+    exact_far = sym("parse", "far/away/x.py")
+    prefix_near = sym("parser", "here/x.py")
+    ctx = RankContext(f"{ROOT}/here/x.py")
+    assert rerank("parse", [prefix_near, exact_far], 2, ctx) == [exact_far, prefix_near]
+
+
+def test_explain_names_every_component() -> None:
+    s = sym("register_blueprint", "src/app.py", Kind.METHOD, container="App")
+    text = explain("rb", s, RankContext(f"{ROOT}/src/other.py"))
+    assert "[r]egister_[b]lueprint" in text
+    assert "closeness" in text and "folder steps" in text
+    assert "no open file known" in explain("rb", s)

@@ -1,0 +1,130 @@
+"""Retrieval and the search entry point on a real index."""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nearsym.config import Config
+from nearsym.index import SymbolIndex
+from nearsym.rank import pool_width
+from nearsym.search import Namespace, ranked_pool, search
+from nearsym.workspace import index_root
+
+from .helpers import sym
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURE = REPO / "tests" / "fixtures" / "polyglot"
+
+
+def make_index(names: list[str], root: str = "/ws") -> SymbolIndex:
+    index = SymbolIndex(root)
+    for i, name in enumerate(names):
+        index.replace_file(f"f{i % 7}/m{i}.py", [sym(name, f"f{i % 7}/m{i}.py", root=root)])
+    return index
+
+
+def test_pool_tiers_exact_prefix_substring_subsequence() -> None:
+    index = make_index(["xparsey", "parse", "parser", "p_a_r_s_e", "unrelated"])
+    assert [s.name for s in index.candidates("parse", 50)] == [
+        "parse",
+        "parser",
+        "xparsey",
+        "p_a_r_s_e",
+    ]
+
+
+def test_exact_matches_are_never_cut_by_the_width() -> None:
+    index = make_index(["run"] * 80 + ["runner"] * 10)
+    pool = index.candidates("run", 50)
+    assert sum(s.name == "run" for s in pool) == 80
+
+
+def test_pool_holds_every_subsequence_match_up_to_width() -> None:
+    names = [f"name{i}" for i in range(30)] + ["other"]
+    pool = make_index(names).candidates("nm", 500)
+    assert sorted(s.name for s in pool) == sorted(names[:30])
+
+
+def test_owner_query_reaches_methods() -> None:
+    index = SymbolIndex("/ws")
+    index.replace_file(
+        "q.py", [sym("SyncQueue", "q.py"), sym("push", "q.py", container="SyncQueue", line=2)]
+    )
+    assert [s.qualified_name for s in index.candidates("SyncQueue", 50)] == [
+        "SyncQueue",
+        "SyncQueue.push",
+    ]
+    assert [s.qualified_name for s in index.candidates("SyncQueue.push", 50)] == ["SyncQueue.push"]
+
+
+def test_replace_and_remove_keep_no_stale_names() -> None:
+    index = make_index(["alpha", "beta"])
+    index.replace_file("f0/m0.py", [sym("gamma", "f0/m0.py")])
+    index.remove_file("f1/m1.py")
+    assert [s.name for s in index.candidates("a", 50)] == ["gamma"]
+    assert index.candidates("alpha", 50) == []
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(min_value=1, max_value=120),
+    st.lists(st.integers(min_value=0, max_value=600), min_size=2, max_size=5),
+    st.sampled_from(["pa", "a", "", "rex"]),
+)
+def test_later_pages_never_reshuffle_earlier_ones(
+    limit: int, offsets: list[int], query: str
+) -> None:
+    names = [f"{a}{b}{c}" for a in "pqr" for b in "aeiou" for c in "stuvwxyz"] * 4
+    ns = [Namespace("/ws", make_index(names)), Namespace("/other", make_index(names, "/other"))]
+    open_file = "/ws/f3/m3.py"
+    pools = [
+        ranked_pool(ns, query, limit, pool_width(o, limit), open_file) for o in sorted(offsets)
+    ]
+    for narrow, wide in itertools.pairwise(pools):
+        assert wide[: len(narrow)] == narrow
+    for o in offsets:
+        page = search(ns, query, limit, o, open_file)
+        assert page == pools[-1][o : o + limit] or o + limit > len(pools[-1])
+
+
+def test_search_fixture_and_gone_files(tmp_path: Path) -> None:
+    index = SymbolIndex(str(FIXTURE))
+    index_root(str(FIXTURE), index, Config())
+    ns = [Namespace(str(FIXTURE), index)]
+    assert search(ns, "lu", 1)[0].name == "load_users"
+    assert search(ns, "ApiClient.fetchUser", 5)[0].name == "fetchUser"
+    assert search(ns, "Blueprint.fetchUser", 5) == []
+
+
+def test_cli_finds_rank_rerank_first_in_this_checkout() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "nearsym", "search", "rerank", "--root", str(REPO), "--limit", "3"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert "server/nearsym/rank.py:" in out[0] and out[0].endswith("function  rerank")
+
+
+def test_cli_json_and_explain() -> None:
+    run = [sys.executable, "-m", "nearsym", "search", "register", "--root", str(FIXTURE)]
+    out = subprocess.run(
+        [*run, "--from", str(FIXTURE / "beta" / "registry.py"), "--explain"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out.splitlines()[0].endswith("beta/registry.py:4:5  function  register")
+    assert "closeness 0.900" in out or "closeness 1.000" in out
+    import json
+
+    data = json.loads(
+        subprocess.run([*run, "--json"], capture_output=True, text=True, check=True).stdout
+    )
+    assert {d["name"] for d in data} >= {"register", "unregister"}

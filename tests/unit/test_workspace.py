@@ -1,0 +1,97 @@
+"""Discovery: ignore rules, excluded folders, links, size and binary checks."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from nearsym.config import Config
+from nearsym.workspace import SkippedFile, discover, read_source
+
+
+def write(root: Path, rel: str, text: str = "def f(): pass\n") -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def found(root: Path, config: Config | None = None) -> list[str]:
+    return sorted(sf.rel for sf in discover(str(root), config or Config()))
+
+
+def test_gitignore_nested_and_negated(tmp_path: Path) -> None:
+    write(tmp_path, ".gitignore", "generated/\n*.gen.py\n")
+    write(tmp_path, "src/a.py")
+    write(tmp_path, "src/b.gen.py")
+    write(tmp_path, "generated/c.py")
+    write(tmp_path, "src/.gitignore", "local.py\n!keep.gen.py\n")
+    write(tmp_path, "src/local.py")
+    write(tmp_path, "src/keep.gen.py")
+    write(tmp_path, "other/local.py")
+    assert found(tmp_path) == ["other/local.py", "src/a.py", "src/keep.gen.py"]
+
+
+def test_git_info_exclude_and_exclude_setting(tmp_path: Path) -> None:
+    write(tmp_path, ".git/info/exclude", "scratch.py\n")
+    write(tmp_path, "scratch.py")
+    write(tmp_path, "vendor/lib.go", "package lib\n")
+    write(tmp_path, "main.go", "package main\n")
+    assert found(tmp_path, Config(exclude=("vendor/",))) == ["main.go"]
+
+
+def test_default_exclusions(tmp_path: Path) -> None:
+    for rel in ["node_modules/x/i.js", ".git/hooks/h.py", "build/out.js", "__pycache__/m.py"]:
+        write(tmp_path, rel)
+    write(tmp_path, "env/pyvenv.cfg", "home = /usr\n")
+    write(tmp_path, "env/lib/site.py")
+    write(tmp_path, "keep.py")
+    write(tmp_path, "notes.txt", "not code")
+    assert found(tmp_path) == ["keep.py"]
+
+
+def test_symlinks_are_not_followed_by_default(tmp_path: Path) -> None:
+    write(tmp_path, "real/a.py")
+    os.symlink(tmp_path / "real", tmp_path / "alias")
+    assert found(tmp_path) == ["real/a.py"]
+
+
+def test_symlink_loops_and_escapes_end(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    write(root, "real/a.py")
+    write(tmp_path, "outside/secret.py")
+    os.symlink(root, root / "real" / "loop")
+    os.symlink(tmp_path / "outside", root / "escape")
+    os.symlink(root / "real", root / "alias")
+    skipped: list[str] = []
+    files = sorted(
+        sf.rel
+        for sf in discover(
+            str(root), Config(follow_symlinks=True), lambda p, why: skipped.append(why)
+        )
+    )
+    assert files == ["alias/a.py"] or files == ["real/a.py"]
+    assert any("out of the workspace" in why for why in skipped)
+    assert any("loop" in why for why in skipped)
+
+
+def test_size_cap_and_binary_files(tmp_path: Path) -> None:
+    big = tmp_path / "big.py"
+    big.write_text("x = 1\n" * 1000)
+    with pytest.raises(SkippedFile, match="cap"):
+        read_source(str(big), 100)
+    binary = tmp_path / "bin.py"
+    binary.write_bytes(b"def f():\x00 pass\n")
+    with pytest.raises(SkippedFile, match="binary"):
+        read_source(str(binary), 10_000)
+    assert read_source(str(big), 10_000).startswith(b"x = 1")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every file")
+def test_unreadable_file_raises_oserror(tmp_path: Path) -> None:
+    path = tmp_path / "secret.py"
+    path.write_text("def f(): pass\n")
+    path.chmod(0)
+    with pytest.raises(OSError):
+        read_source(str(path), 10_000)
