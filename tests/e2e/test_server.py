@@ -14,7 +14,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from .conftest import SERVER
 from .rawclient import RawClient
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "editors" / "client-capabilities"
+RECORDED = Path(__file__).resolve().parent.parent / "fixtures" / "client-capabilities"
 
 pytestmark = pytest.mark.e2e
 
@@ -256,7 +256,7 @@ async def test_recorded_clients_get_utf16_and_kinds_they_know(
 ) -> None:
     """The initialize params real editors sent: UTF-16 is negotiated (what
     extraction computes) and every kind is one the client declared."""
-    params = json.loads((SHARED / recorded).read_text())
+    params = json.loads((RECORDED / recorded).read_text())
     client = await raw_session(workspace, params)
     try:
         capabilities = client.initialize_result["result"]["capabilities"]  # type: ignore[attr-defined]
