@@ -18,7 +18,7 @@ from nearsym import __version__
 from nearsym.config import DEFAULT_MAX_FILE_BYTES, Config
 from nearsym.index import SymbolIndex
 from nearsym.model import Symbol
-from nearsym.rank import RankContext, explain, symbol_file
+from nearsym.rank import POLICIES, RankContext, explain, symbol_file
 from nearsym.search import Namespace, search
 from nearsym.workspace import index_root
 
@@ -53,7 +53,59 @@ def _parser() -> argparse.ArgumentParser:
     find.add_argument("--max-file-bytes", type=int, default=DEFAULT_MAX_FILE_BYTES)
     find.add_argument("--exclude", action="append", default=[], metavar="GLOB")
     find.add_argument("--follow-symlinks", action="store_true")
+    ev = sub.add_parser("eval", help="measure ranking on a golden set of cases")
+    ev.add_argument("cases", metavar="CASES.jsonl")
+    ev.add_argument("--corpora", required=True, metavar="DIR", help="folder holding dev/<corpus>/")
+    ev.add_argument(
+        "--policy",
+        action="append",
+        choices=sorted(POLICIES),
+        help="rank policy (repeatable; default: all)",
+    )
+    ev.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ev.add_argument(
+        "--failures", metavar="FILE", help="write every case not ranked first, with explain()"
+    )
+    ev.add_argument(
+        "--no-keystrokes", action="store_true", help="skip keystrokes to first place (faster)"
+    )
     return parser
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    from nearsym.evaluate import Corpora, evaluate, failures, format_summary, load_cases
+
+    with open(args.cases, encoding="utf-8") as f:
+        cases = load_cases(f)
+    corpora = Corpora(args.corpora)
+    figures: dict[str, object] = {}
+    lines = []
+    for name in args.policy or sorted(POLICIES, key=lambda n: n != "seed"):
+        policy = POLICIES[name]
+        started = time.perf_counter()
+        report = evaluate(cases, corpora, policy, keystrokes=not args.no_keystrokes)
+        summary = report.summary()
+        summary["seconds"] = round(time.perf_counter() - started, 1)
+        figures[name] = summary
+        lines.append(format_summary(summary, name))
+        if args.failures:
+            base, ext = os.path.splitext(args.failures)
+            target = (
+                args.failures if len(args.policy or ()) == 1 else f"{base}.{name}{ext or '.md'}"
+            )
+            with open(target, "w", encoding="utf-8") as out:
+                out.write(failures(report, corpora, policy))
+    if args.json:
+        json.dump(figures, sys.stdout, indent=1)
+        print()
+    else:
+        header, rule = lines[0].splitlines()[:2]
+        print(header)
+        print(rule)
+        for table in lines:
+            print(table.splitlines()[2])
+        print(f"{len(cases)} cases from {args.cases}")
+    return 0
 
 
 def _display_path(file: str) -> str:
@@ -134,6 +186,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if args.command == "serve":
         return run_serve(args)
+    if args.command == "eval":
+        return run_eval(args)
     return run_search(args)
 
 

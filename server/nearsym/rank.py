@@ -67,11 +67,27 @@ def pool_width(offset: int, limit: int) -> int:
 
 
 @dataclass(frozen=True, slots=True)
+class RankPolicy:
+    """Which evidence the order uses, so that each change to the rank rules
+    can be measured against the seed's order on the same cases
+    (`nearsym eval --policy`)."""
+
+    closeness: bool = True
+    """Break name ties by closeness to the open file (after query words in
+    the path). The seed has no open file: False reproduces its order."""
+
+
+SEED_POLICY = RankPolicy(closeness=False)
+POLICIES: dict[str, RankPolicy] = {"seed": SEED_POLICY, "nearsym": RankPolicy()}
+
+
+@dataclass(frozen=True, slots=True)
 class RankContext:
     """What the ranking knows besides the query: the file the person has open
-    (absolute path), or None when no editor told us."""
+    (absolute path), or None when no editor told us, and the policy."""
 
     open_file: str | None = None
+    policy: RankPolicy = RankPolicy()
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +132,7 @@ def evidence(query: str, symbol: Symbol, context: RankContext) -> Evidence:
     """Every component the order of `symbol` depends on."""
     name = explain_name(query, symbol.name, symbol.container)
     file = symbol_file(symbol)
-    open_file = context.open_file
+    open_file = context.open_file if context.policy.closeness else None
     distance = directory_distance(file, open_file) if open_file else None
     return Evidence(
         name=name,
@@ -211,6 +227,8 @@ def explain(query: str, symbol: Symbol, context: RankContext | None = None) -> s
     ]
     if ctx.open_file is None:
         lines.append("  closeness 0.000  no open file known: ranked by name alone")
+    elif not ctx.policy.closeness:
+        lines.append("  closeness 0.000  not used by this policy")
     else:
         lines.append(
             f"  closeness {ev.proximity:.3f}  {ev.distance} folder steps from {ctx.open_file}"

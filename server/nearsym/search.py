@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from nearsym.index import SymbolIndex
 from nearsym.match import score_symbol_name
 from nearsym.model import Symbol
-from nearsym.rank import RankContext, fetch_limit, pool_width, rerank_groups
+from nearsym.rank import RankContext, RankPolicy, fetch_limit, pool_width, rerank_groups
 
 
 @dataclass(slots=True)
@@ -45,6 +45,7 @@ def search(
     limit: int,
     offset: int = 0,
     open_file: str | None = None,
+    policy: RankPolicy | None = None,
 ) -> list[Symbol]:
     """The ranked definitions for `query`: rows `offset` to `offset + limit`.
 
@@ -58,7 +59,8 @@ def search(
     offset = max(0, offset)
     if limit == 0:
         return []
-    ordered = ranked_pool(namespaces, query, limit, pool_width(offset, limit), open_file)
+    width = pool_width(offset, limit)
+    ordered = ranked_pool(namespaces, query, limit, width, open_file, policy)
     return ordered[offset : offset + limit]
 
 
@@ -68,6 +70,7 @@ def ranked_pool(
     limit: int,
     width: int,
     open_file: str | None = None,
+    policy: RankPolicy | None = None,
 ) -> list[Symbol]:
     """Every namespace's pool of `width` rows, ordered a block at a time.
 
@@ -75,7 +78,7 @@ def ranked_pool(
     prefix of the result for a wider one (pages never reshuffle).
     """
     block = fetch_limit(limit)
-    context = RankContext(open_file)
+    context = RankContext(open_file, policy or RankPolicy())
     pools = [ns.index.candidates(query, width, open_file) for ns in namespaces]
     if query.strip():
         pools = [[s for s in p if score_symbol_name(query, s.name, s.container) > 0] for p in pools]
