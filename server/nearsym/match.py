@@ -189,13 +189,14 @@ def _align(query: str, name: str) -> Alignment | None:
     return Alignment(tuple(positions), raw - tail, ceiling, tail)
 
 
-def _normalise(alignment: Alignment) -> float:
-    share = max(0.0, alignment.raw) / alignment.best
+def _normalise(alignment: Alignment, tail: bool = True) -> float:
+    raw = alignment.raw if tail else alignment.raw + alignment.tail
+    share = max(0.0, raw) / alignment.best
     return NON_EXACT_FLOOR + (NON_EXACT_CAP - NON_EXACT_FLOOR) * min(1.0, share)
 
 
 @lru_cache(maxsize=65536)
-def _score_single(query: str, name: str) -> float:
+def _score_single(query: str, name: str, tail: bool = True) -> float:
     """Score one query string (no whitespace) against one name."""
     if not query:
         return 0.0
@@ -204,10 +205,10 @@ def _score_single(query: str, name: str) -> float:
     if query.lower() == name.lower():
         return EXACT_IGNORING_CASE_SCORE
     alignment = _align(query.lower(), name)
-    return 0.0 if alignment is None else _normalise(alignment)
+    return 0.0 if alignment is None else _normalise(alignment, tail)
 
 
-def score_name(query: str, name: str) -> float:
+def score_name(query: str, name: str, tail: bool = True) -> float:
     """How well `query` matches the identifier `name`, in [0, 1].
 
     0 when the query is not an ordered subsequence of the name in any reading;
@@ -223,11 +224,11 @@ def score_name(query: str, name: str) -> float:
     when every word is one character), and the better reading wins.
     """
     joined = "".join(query.split())
-    whole = _score_single(joined, name)
+    whole = _score_single(joined, name, tail)
     tokens = split_words(query)
     if whole == 0.0 or len(tokens) < 2:
         return whole
-    scores = [_score_single(t, name) for t in tokens]
+    scores = [_score_single(t, name, tail) for t in tokens]
     if min(scores) == 0.0:
         return whole
     counted = [sc for t, sc in zip(tokens, scores, strict=True) if len(t) >= 2] or scores
@@ -266,8 +267,9 @@ def score_symbol_name(query: str, name: str, container: str) -> float:
     return explain_name(query, name, container).score
 
 
-def explain_name(query: str, name: str, container: str) -> NameEvidence:
-    """The name score with the reading that produced it."""
+def explain_name(query: str, name: str, container: str, tail: bool = True) -> NameEvidence:
+    """The name score with the reading that produced it. `tail=False` leaves
+    out the length penalty: the shape of the match alone."""
     if is_qualified(query):
         wanted = normalise_qualified(query).strip(".")
         qualified = f"{container}.{name}" if container else name
@@ -276,13 +278,13 @@ def explain_name(query: str, name: str, container: str) -> NameEvidence:
             exact = qualified.endswith(wanted)
             score = EXACT_SCORE if exact else EXACT_IGNORING_CASE_SCORE
             return NameEvidence(score, "qualified, exact", qualified)
-        score = _score_single(wanted, qualified)
+        score = _score_single(wanted, qualified, tail)
         return NameEvidence(score, "qualified", qualified, _positions(wanted, qualified))
-    plain = score_name(query, name)
+    plain = score_name(query, name, tail)
     evidence = NameEvidence(plain, "name", name, _positions(query, name))
     if container:
         qualified = f"{container}.{name}"
-        owner = QUALIFIED_DISCOUNT * score_name(query, qualified)
+        owner = QUALIFIED_DISCOUNT * score_name(query, qualified, tail)
         if owner > plain:
             evidence = NameEvidence(
                 owner, "owner (discounted)", qualified, _positions(query, qualified)
