@@ -216,11 +216,11 @@ class SymbolIndex:
             seen = {id(s) for s in pool}
             for key in owners:
                 for s in _sorted_bucket(self._qualified.by_key[key]):
+                    if len(pool) >= width:
+                        return pool
                     if id(s) not in seen:
                         pool.append(s)
                         seen.add(id(s))
-                if len(pool) >= width:
-                    break
         return pool
 
     @staticmethod
@@ -229,15 +229,23 @@ class SymbolIndex:
     ) -> list[Symbol]:
         pool: list[Symbol] = []
         seen_keys: set[tuple[int, str]] = set()
+        exact = 0
         for number, (table, keys) in enumerate(tiers):
+            if number >= exact_tiers and len(pool) >= width:
+                break
             for key in keys:
                 if (id(table), key) in seen_keys:
                     continue
                 seen_keys.add((id(table), key))
                 if number >= exact_tiers and len(pool) >= width:
-                    return pool
-                pool.extend(_sorted_bucket(table.by_key[key]))
-        return pool[: max(width, _count_exact(pool, tiers, exact_tiers))]
+                    break
+                bucket = _sorted_bucket(table.by_key[key])
+                pool.extend(bucket)
+                if number < exact_tiers:
+                    exact += len(bucket)
+        # Invariant: every exact match is kept; otherwise exactly `width` rows
+        # at most, so that a narrower pool is a prefix of a wider one.
+        return pool[: max(width, exact)]
 
     def _nearest(self, open_file: str | None, width: int) -> list[Symbol]:
         if open_file is None:
@@ -260,7 +268,3 @@ class SymbolIndex:
 
 def _sorted_bucket(symbols: list[Symbol]) -> list[Symbol]:
     return sorted(symbols, key=lambda s: (s.path, s.span.line, s.span.col))
-
-
-def _count_exact(pool: list[Symbol], tiers: list[tuple[_NameTable, list[str]]], n: int) -> int:
-    return sum(len(table.by_key[k]) for table, keys in tiers[:n] for k in keys)

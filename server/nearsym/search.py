@@ -80,9 +80,14 @@ def ranked_pool(
     block = fetch_limit(limit)
     context = RankContext(open_file, policy or RankPolicy())
     pools = [ns.index.candidates(query, width, open_file) for ns in namespaces]
-    if query.strip():
-        pools = [[s for s in p if score_symbol_name(query, s.name, s.container) > 0] for p in pools]
+    # Blocks are cut before dropping zero-evidence rows, so that a block's
+    # rows do not depend on how wide the pool is.
     per_namespace = [_blocks(p, width, block) for p in pools]
+    if query.strip():
+        per_namespace = [
+            [[s for s in b if score_symbol_name(query, s.name, s.container) > 0] for b in blocks]
+            for blocks in per_namespace
+        ]
     ordered: list[Symbol] = []
     for k in range(max((len(b) for b in per_namespace), default=0)):
         groups = [b[k] for b in per_namespace if k < len(b)]

@@ -128,3 +128,12 @@ def test_cli_json_and_explain() -> None:
         subprocess.run([*run, "--json"], capture_output=True, text=True, check=True).stdout
     )
     assert {d["name"] for d in data} >= {"register", "unregister"}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=30))
+def test_any_query_string_answers_without_error(query: str) -> None:
+    index = SymbolIndex(str(FIXTURE))
+    index.replace_file("a.py", [sym("register", "a.py"), sym("push", "a.py", container="Q")])
+    results = search([Namespace(str(FIXTURE), index)], query, 10, 0, str(FIXTURE / "a.py"))
+    assert len(results) <= 10
