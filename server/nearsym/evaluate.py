@@ -242,7 +242,7 @@ def format_summary(summary: dict[str, Any], title: str = "nearsym") -> str:
     o = summary["overall"]
     amb = summary.get("ambiguous", {"mrr": 0.0, "hit1": 0.0})
     uniq = summary.get("unique", {"mrr": 0.0})
-    keys = summary.get("keystrokes", {"median": float("nan"), "mean": float("nan")})
+    keys = summary.get("keystrokes", {})
     row = [
         title,
         f"{o['mrr']:.3f}",
@@ -253,5 +253,8 @@ def format_summary(summary: dict[str, Any], title: str = "nearsym") -> str:
         f"{uniq['mrr']:.3f}",
     ]
     row += [f"{summary[v]['mrr']:.3f}" for v in variants]
-    row += [f"{keys['median']:.1f}", f"{keys['mean']:.2f}"]
+    if "keystrokes" in summary:
+        row += [f"{keys['median']:.1f}", f"{keys['mean']:.2f}"]
+    else:
+        row += ["-", "-"]
     return "| " + " | ".join(head) + " |\n|" + "---|" * len(head) + "\n| " + " | ".join(row) + " |"
