@@ -37,6 +37,7 @@ from nearsym.config import Config, config_from_options
 from nearsym.convert import client_symbol_kinds, uri_to_path, workspace_symbol
 from nearsym.extract import extract_symbols
 from nearsym.index import SymbolIndex
+from nearsym.proximity import directory_distance
 from nearsym.search import Namespace, search
 from nearsym.workspace import (
     SkippedFile,
@@ -236,8 +237,6 @@ class NearsymServer(LanguageServer):
             work.extend((ns, sf) for sf in found)
         focus = self.focus.path
         if focus is not None:
-            from nearsym.proximity import directory_distance
-
             work.sort(key=lambda item: directory_distance(item[1].path, focus))
 
         def parse_batch(
