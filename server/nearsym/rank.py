@@ -94,8 +94,6 @@ class RankPolicy:
     """Among same-named definitions of one owner in one file, the later one
     first: in Python the last binding is the live one (a property's setter
     after its getter, an implementation after its `@overload` stubs)."""
-    closeness_reach: int | None = None
-    """Folder steps beyond which closeness counts as none (None: no limit)."""
     same_file_first: bool = False
     """The open file's own definitions are the closest of all. False treats
     them as the same folder's: the person can already see them, and a
@@ -211,9 +209,6 @@ def evidence(query: str, symbol: Symbol, context: RankContext) -> Evidence:
     proximity = proximity_score(file, open_file)
     if not policy.same_file_first and proximity == SAME_FILE_SCORE:
         proximity = SAME_FOLDER_SCORE
-    reach = policy.closeness_reach
-    if reach is not None and distance is not None and distance > reach:
-        proximity = 0.0
     return Evidence(
         name=name,
         shape=shape,
