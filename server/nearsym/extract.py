@@ -13,7 +13,7 @@ query once over the tree and then does what a query cannot:
   enclosing definition (`Outer.Inner` for a method of a nested class); a Go
   method's container is its receiver's type name.
 - A function whose nearest enclosing definition is a class-like one is a
-  method; a method named `constructor` (JS/TS) is a constructor; an ALL_CAPS
+  method; a definition inside a function (at any depth) is local; a method named `constructor` (JS/TS) is a constructor; an ALL_CAPS
   module variable is a constant.
 - Name ranges are converted from tree-sitter's byte columns to UTF-16 code
   units, as LSP requires.
@@ -36,6 +36,7 @@ from nearsym.languages import CAPTURE_KINDS, LanguageSpec
 from nearsym.model import Kind, Span, Symbol
 
 _CLASS_LIKE = frozenset({Kind.CLASS, Kind.INTERFACE, Kind.STRUCT, Kind.ENUM})
+_CALLABLE = frozenset({Kind.FUNCTION, Kind.METHOD, Kind.CONSTRUCTOR})
 _CONSTANT_NAME = re.compile(r"^_*[A-Z][A-Z0-9_]*$")
 
 
@@ -120,6 +121,7 @@ class _Definition:
     kind: Kind
     name: str
     container: str = ""
+    local: bool = False
 
 
 def extract_symbols(source: bytes, spec: LanguageSpec, root: str, path: str) -> list[Symbol]:
@@ -166,13 +168,23 @@ def extract_symbols(source: bytes, spec: LanguageSpec, root: str, path: str) -> 
                 )
                 if parent.kind in _CLASS_LIKE and d.kind is Kind.FUNCTION:
                     d.kind = Kind.METHOD
+                d.local = parent.local or parent.kind in _CALLABLE
         if d.kind is Kind.METHOD and d.name == "constructor" and spec.name != "python":
             d.kind = Kind.CONSTRUCTOR
         if d.kind is Kind.VARIABLE and not d.container and _CONSTANT_NAME.match(d.name):
             d.kind = Kind.CONSTANT
 
     return [
-        Symbol(d.name, d.kind, d.container, root, path, _span(source, d.name_node), spec.name)
+        Symbol(
+            d.name,
+            d.kind,
+            d.container,
+            root,
+            path,
+            _span(source, d.name_node),
+            spec.name,
+            d.local,
+        )
         for d in definitions
         if d.name
     ]

@@ -55,6 +55,13 @@ SCORE_RUN = 2.0
 SCORE_SKIP = 1.0
 """Reached by skipping into the middle of a word: weak evidence."""
 
+CASE_MISMATCH = 0.5
+"""Smart case, as in fzf and Vim: when the query has a capital, each matched
+character whose case differs from what was typed loses half a run's worth,
+so `FLO` prefers `FLOAT` to `FloatRange` and `Con` prefers `Config` to
+`context_processor`. An all-lower-case query matches any case for free.
+Measured on the dev set (see README)."""
+
 GAP_OPEN = 1.0
 """Cost of skipping over characters between two matched ones: one
 scattered hit should not be worth a boundary hit (SCORE_WORD - GAP_OPEN
@@ -135,30 +142,34 @@ class Alignment:
     tail: float
 
 
-def _align(query: str, name: str) -> Alignment | None:
-    """Best alignment of `query` (lower-cased) in `name` (original case).
+def _align(typed: str, name: str, smart_case: bool = True) -> Alignment | None:
+    """Best alignment of `typed` in `name`, both in their original case.
 
     Returns None when `query` is not a subsequence. Raw score is the sum of
     per-character points minus gaps and tail; `best` is the most that query
     length could earn (all hits on word starts after a name start).
     """
+    query = typed.lower()
     lower = name.lower()
     if not query or not is_subsequence(query, lower):
         return None
+    smart_case = smart_case and typed != query
     starts = word_starts(name)
     occurs: dict[str, list[int]] = {}
     for j, ch in enumerate(lower):
         occurs.setdefault(ch, []).append(j)
 
-    def landing(j: int) -> float:
+    def landing(j: int, i: int) -> float:
+        case = CASE_MISMATCH if smart_case and name[j] != typed[i] else 0.0
         if j == 0:
-            return SCORE_START
-        return SCORE_WORD if starts[j] else SCORE_SKIP
+            return SCORE_START - case
+        return (SCORE_WORD if starts[j] else SCORE_SKIP) - case
 
     # best[j] = (score of the best alignment of query[:i+1] ending at j, backpointer)
-    best: dict[int, tuple[float, int]] = {j: (landing(j), -1) for j in occurs[query[0]]}
+    best: dict[int, tuple[float, int]] = {j: (landing(j, 0), -1) for j in occurs[query[0]]}
     trail: list[dict[int, tuple[float, int]]] = [best]
-    for ch in query[1:]:
+    for i in range(1, len(query)):
+        ch = query[i]
         nxt: dict[int, tuple[float, int]] = {}
         for j in occurs.get(ch, ()):
             top = -1e9
@@ -167,9 +178,10 @@ def _align(query: str, name: str) -> Alignment | None:
                 if k >= j:
                     continue
                 if k == j - 1:
-                    cand = score + max(SCORE_RUN, landing(j))
+                    case = CASE_MISMATCH if smart_case and name[j] != typed[i] else 0.0
+                    cand = score + max(SCORE_RUN - case, landing(j, i))
                 else:
-                    cand = score + landing(j) - GAP_OPEN - GAP_EXTEND * (j - k - 2)
+                    cand = score + landing(j, i) - GAP_OPEN - GAP_EXTEND * (j - k - 2)
                 if cand > top:
                     top, back = cand, k
             if back >= 0:
@@ -196,7 +208,7 @@ def _normalise(alignment: Alignment, tail: bool = True) -> float:
 
 
 @lru_cache(maxsize=65536)
-def _score_single(query: str, name: str, tail: bool = True) -> float:
+def _score_single(query: str, name: str, tail: bool = True, smart_case: bool = True) -> float:
     """Score one query string (no whitespace) against one name."""
     if not query:
         return 0.0
@@ -204,11 +216,11 @@ def _score_single(query: str, name: str, tail: bool = True) -> float:
         return EXACT_SCORE
     if query.lower() == name.lower():
         return EXACT_IGNORING_CASE_SCORE
-    alignment = _align(query.lower(), name)
+    alignment = _align(query, name, smart_case)
     return 0.0 if alignment is None else _normalise(alignment, tail)
 
 
-def score_name(query: str, name: str, tail: bool = True) -> float:
+def score_name(query: str, name: str, tail: bool = True, smart_case: bool = True) -> float:
     """How well `query` matches the identifier `name`, in [0, 1].
 
     0 when the query is not an ordered subsequence of the name in any reading;
@@ -224,11 +236,11 @@ def score_name(query: str, name: str, tail: bool = True) -> float:
     when every word is one character), and the better reading wins.
     """
     joined = "".join(query.split())
-    whole = _score_single(joined, name, tail)
+    whole = _score_single(joined, name, tail, smart_case)
     tokens = split_words(query)
     if whole == 0.0 or len(tokens) < 2:
         return whole
-    scores = [_score_single(t, name, tail) for t in tokens]
+    scores = [_score_single(t, name, tail, smart_case) for t in tokens]
     if min(scores) == 0.0:
         return whole
     counted = [sc for t, sc in zip(tokens, scores, strict=True) if len(t) >= 2] or scores
@@ -267,7 +279,9 @@ def score_symbol_name(query: str, name: str, container: str) -> float:
     return explain_name(query, name, container).score
 
 
-def explain_name(query: str, name: str, container: str, tail: bool = True) -> NameEvidence:
+def explain_name(
+    query: str, name: str, container: str, tail: bool = True, smart_case: bool = True
+) -> NameEvidence:
     """The name score with the reading that produced it. `tail=False` leaves
     out the length penalty: the shape of the match alone."""
     if is_qualified(query):
@@ -278,13 +292,13 @@ def explain_name(query: str, name: str, container: str, tail: bool = True) -> Na
             exact = qualified.endswith(wanted)
             score = EXACT_SCORE if exact else EXACT_IGNORING_CASE_SCORE
             return NameEvidence(score, "qualified, exact", qualified)
-        score = _score_single(wanted, qualified, tail)
+        score = _score_single(wanted, qualified, tail, smart_case)
         return NameEvidence(score, "qualified", qualified, _positions(wanted, qualified))
-    plain = score_name(query, name, tail)
+    plain = score_name(query, name, tail, smart_case)
     evidence = NameEvidence(plain, "name", name, _positions(query, name))
     if container:
         qualified = f"{container}.{name}"
-        owner = QUALIFIED_DISCOUNT * score_name(query, qualified, tail)
+        owner = QUALIFIED_DISCOUNT * score_name(query, qualified, tail, smart_case)
         if owner > plain:
             evidence = NameEvidence(
                 owner, "owner (discounted)", qualified, _positions(query, qualified)
@@ -293,7 +307,7 @@ def explain_name(query: str, name: str, container: str, tail: bool = True) -> Na
 
 
 def _positions(query: str, name: str) -> tuple[int, ...]:
-    alignment = _align("".join(query.split()).lower(), name)
+    alignment = _align("".join(query.split()), name)
     return alignment.positions if alignment else ()
 
 

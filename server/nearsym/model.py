@@ -79,6 +79,9 @@ class Symbol:
     path: str
     span: Span
     language: str
+    local: bool = False
+    """Defined inside a function or method (a closure, a test's helper
+    class): reachable by name only from there."""
 
     @property
     def qualified_name(self) -> str:

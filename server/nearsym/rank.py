@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from nearsym.match import NameEvidence, explain_name, highlight, split_words
-from nearsym.model import Symbol
+from nearsym.model import Kind, Symbol
 from nearsym.proximity import (
     SAME_FILE_SCORE,
     SAME_FOLDER_SCORE,
@@ -94,6 +94,15 @@ class RankPolicy:
     """Among same-named definitions of one owner in one file, the later one
     first: in Python the last binding is the live one (a property's setter
     after its getter, an implementation after its `@overload` stubs)."""
+    local_prior: bool = True
+    """Among name ties, definitions local to a function (closures, a test's
+    helper classes) come after the rest: outside their function nobody can
+    call them by that name."""
+    kind_prior: bool = True
+    """Among name ties, types and callables come before variables, fields
+    and constants: a jump to a name is usually a jump to code."""
+    smart_case: bool = True
+    """A capital in the query asks for that case (`match.CASE_MISMATCH`)."""
     same_file_first: bool = False
     """The open file's own definitions are the closest of all. False treats
     them as the same folder's: the person can already see them, and a
@@ -103,21 +112,39 @@ class RankPolicy:
 
 
 SEED_POLICY = RankPolicy(
-    closeness=False, test_prior=False, tail_late=False, last_definition_first=False
+    closeness=False,
+    test_prior=False,
+    tail_late=False,
+    last_definition_first=False,
+    local_prior=False,
+    kind_prior=False,
+    smart_case=False,
+    same_file_first=True,
 )
 """The seed's order: name, then query words in the path, then identity."""
 
-POLICIES: dict[str, RankPolicy] = {
-    "seed": SEED_POLICY,
-    "seed+closeness": replace(SEED_POLICY, closeness=True, same_file_first=True),
-    "seed+last": replace(SEED_POLICY, last_definition_first=True),
-    "seed+last+tests": replace(SEED_POLICY, last_definition_first=True, test_prior=True),
-    "seed+last+tests+tail": replace(
-        SEED_POLICY, last_definition_first=True, test_prior=True, tail_late=True
-    ),
-    "nearsym": RankPolicy(),
-}
-"""The rows `nearsym eval` measures; `nearsym` is what the server uses."""
+
+def _cumulative() -> dict[str, RankPolicy]:
+    rows = {"seed": SEED_POLICY, "seed+closeness": replace(SEED_POLICY, closeness=True)}
+    policy = SEED_POLICY
+    for label, change in [
+        ("+last duplicate first", {"last_definition_first": True}),
+        ("+tests after", {"test_prior": True}),
+        ("+length after location", {"tail_late": True}),
+        ("+locals after", {"local_prior": True}),
+        ("+code before data", {"kind_prior": True}),
+        ("+smart case", {"smart_case": True}),
+    ]:
+        policy = replace(policy, **change)
+        rows[label] = policy
+    rows["nearsym"] = RankPolicy()
+    return rows
+
+
+POLICIES: dict[str, RankPolicy] = _cumulative()
+"""The rows `nearsym eval` measures, each adding one change to the row
+before; `nearsym` (all of them, plus closeness to the open file counted at
+folder level) is what the server uses."""
 
 _TEST_FOLDERS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata"})
 
@@ -157,6 +184,8 @@ class Evidence:
     proximity: float
     distance: int | None
     in_tests: bool
+    local: bool
+    kind_rank: int
 
     @property
     def name_score(self) -> float:
@@ -189,10 +218,11 @@ def symbol_file(symbol: Symbol) -> str:
 
 def evidence(query: str, symbol: Symbol, context: RankContext) -> Evidence:
     """Every component the order of `symbol` depends on."""
-    name = explain_name(query, symbol.name, symbol.container)
     policy = context.policy
+    case = policy.smart_case
+    name = explain_name(query, symbol.name, symbol.container, smart_case=case)
     shape = (
-        explain_name(query, symbol.name, symbol.container, tail=False).score
+        explain_name(query, symbol.name, symbol.container, tail=False, smart_case=case).score
         if policy.tail_late
         else name.score
     )
@@ -216,10 +246,25 @@ def evidence(query: str, symbol: Symbol, context: RankContext) -> Evidence:
         proximity=proximity,
         distance=distance,
         in_tests=bool(in_tests),
+        local=policy.local_prior and symbol.local,
+        kind_rank=_KIND_RANK.get(symbol.kind, 1) if policy.kind_prior else 0,
     )
 
 
-_SortKey = tuple[float, float, bool, float, float, str, str, str, int, int, int]
+_KIND_RANK = {
+    Kind.CLASS: 0,
+    Kind.INTERFACE: 0,
+    Kind.STRUCT: 0,
+    Kind.ENUM: 0,
+    Kind.FUNCTION: 0,
+    Kind.METHOD: 0,
+    Kind.CONSTRUCTOR: 0,
+    Kind.MODULE: 0,
+    Kind.NAMESPACE: 0,
+}
+"""Types and callables 0, everything else (variables, fields, constants) 1."""
+
+_SortKey = tuple[float, float, bool, bool, int, float, float, str, str, str, int, int, int]
 
 
 def _key(query: str, symbol: Symbol, retrieval_rank: int, context: RankContext) -> _SortKey:
@@ -229,6 +274,8 @@ def _key(query: str, symbol: Symbol, retrieval_rank: int, context: RankContext) 
         -ev.shape,
         -ev.path_share,
         ev.in_tests,
+        ev.local,
+        ev.kind_rank,
         -ev.proximity,
         -ev.name_score,
         symbol.root,

@@ -139,3 +139,13 @@ def test_invalid_utf8_does_not_raise() -> None:
 def test_utf16_column_counts_surrogate_pairs() -> None:
     line = "a😀b".encode()
     assert utf16_column(line, len(line) - 1, len(line) - 1) == 3
+
+
+def test_definitions_inside_functions_are_local() -> None:
+    spec = language_for_path("l.py")
+    assert spec is not None
+    source = (
+        b"class A:\n    def m(self):\n        class Helper: pass\ndef f():\n    def g(): pass\n"
+    )
+    local = {s.name: s.local for s in extract_symbols(source, spec, "/ws", "l.py")}
+    assert local == {"A": False, "m": False, "Helper": True, "f": False, "g": True}

@@ -46,6 +46,8 @@ def test_word_starts(name: str, starts: str) -> None:
         ("init", "init", "__init__"),
         ("search document", "search_document", "search_the_document_index"),
         ("getUserId", "get_user_id", "get_user"),
+        ("FLO", "FLOAT", "FloatRange"),
+        ("Con", "Config", "context_processor"),
     ],
 )
 def test_ordering(query: str, better: str, worse: str) -> None:
@@ -94,3 +96,7 @@ def test_owner_name_finds_its_methods_at_half_weight() -> None:
     method = score_symbol_name("SyncQueue", "push", "SyncQueue")
     assert 0 < method <= 0.5
     assert score_symbol_name("SyncQueue", "SyncQueue", "") > method
+
+
+def test_lower_case_query_ignores_case() -> None:
+    assert score_name("con", "Config") == score_name("con", "config")
