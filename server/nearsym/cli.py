@@ -19,6 +19,7 @@ from nearsym.config import DEFAULT_MAX_FILE_BYTES, Config
 from nearsym.index import SymbolIndex
 from nearsym.model import Symbol
 from nearsym.rank import POLICIES, RankContext, explain, symbol_file
+from nearsym.relations import Relations
 from nearsym.search import Namespace, search
 from nearsym.workspace import index_root
 
@@ -67,17 +68,31 @@ def _parser() -> argparse.ArgumentParser:
         "--failures", metavar="FILE", help="write every case not ranked first, with explain()"
     )
     ev.add_argument(
+        "--swap-open",
+        action="store_true",
+        help="replace each open file by a neighbour that does not mention the name",
+    )
+    ev.add_argument(
         "--no-keystrokes", action="store_true", help="skip keystrokes to first place (faster)"
     )
     return parser
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from nearsym.evaluate import Corpora, evaluate, failures, format_summary, load_cases
+    from nearsym.evaluate import (
+        Corpora,
+        evaluate,
+        failures,
+        format_summary,
+        load_cases,
+        swap_open_files,
+    )
 
     with open(args.cases, encoding="utf-8") as f:
         cases = load_cases(f)
     corpora = Corpora(args.corpora)
+    if args.swap_open:
+        cases = swap_open_files(cases, corpora)
     figures: dict[str, object] = {}
     lines = []
     for name in args.policy or sorted(POLICIES, key=lambda n: n != "seed"):
@@ -152,12 +167,13 @@ def run_search(args: argparse.Namespace) -> int:
         namespaces.append(Namespace(root, index))
     log.info("indexed %d roots in %.2fs", len(roots), time.perf_counter() - started)
     open_file = os.path.abspath(args.open_file) if args.open_file else None
-    results = search(namespaces, args.query, args.limit, args.offset, open_file)
+    related = Relations().related_files(open_file, namespaces)
+    results = search(namespaces, args.query, args.limit, args.offset, open_file, None, related)
     if args.json:
         json.dump([_as_json(s) for s in results], sys.stdout, indent=1)
         print()
         return 0
-    context = RankContext(open_file)
+    context = RankContext(open_file, related=related)
     for symbol in results:
         print(_row(symbol))
         if args.explain:

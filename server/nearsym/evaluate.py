@@ -20,13 +20,14 @@ import os
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from nearsym.config import Config
 from nearsym.index import SymbolIndex
 from nearsym.model import Symbol
 from nearsym.rank import RankContext, RankPolicy, explain
+from nearsym.relations import Relations
 from nearsym.search import Namespace, search
 from nearsym.workspace import index_root
 
@@ -77,6 +78,45 @@ def load_cases(lines: Iterable[str]) -> list[Case]:
             )
         )
     return cases
+
+
+def swap_open_files(cases: Sequence[Case], corpora: Corpora) -> list[Case]:
+    """The cases with the open file replaced by a neighbour whose text does not
+    mention the wanted name: same folder first, then the parent's. Cases with
+    no such neighbour are dropped.
+
+    The golden cases were made from a use of the name in the open file, so a
+    signal that reads the open file looks better on them than it is; this
+    variant measures it where the open file says nothing about the name.
+    """
+    swapped = []
+    for case in cases:
+        root = corpora.root(case.corpus)
+        folder = os.path.dirname(case.open_file)
+        ext = os.path.splitext(case.open_file)[1]
+        choice = None
+        for where in (folder, os.path.dirname(folder)) if folder else ("",):
+            try:
+                names = sorted(os.listdir(os.path.join(root, where)))
+            except OSError:
+                continue
+            for name in names:
+                rel = f"{where}/{name}" if where else name
+                if rel == case.open_file or not name.endswith(ext):
+                    continue
+                try:
+                    with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+                        if case.name in f.read():
+                            continue
+                except OSError:
+                    continue
+                choice = rel
+                break
+            if choice:
+                break
+        if choice:
+            swapped.append(replace(case, open_file=choice))
+    return swapped
 
 
 def is_correct(case: Case, symbol: Symbol) -> bool:
@@ -172,10 +212,14 @@ class Corpora:
 
 
 def keystrokes_to_first(
-    case: Case, namespaces: Sequence[Namespace], open_file: str, policy: RankPolicy
+    case: Case,
+    namespaces: Sequence[Namespace],
+    open_file: str,
+    policy: RankPolicy,
+    related: frozenset[str] = frozenset(),
 ) -> int:
     for k in range(1, len(case.name) + 1):
-        top = search(namespaces, case.name[:k], 1, 0, open_file, policy)
+        top = search(namespaces, case.name[:k], 1, 0, open_file, policy, related)
         if top and is_correct(case, top[0]):
             return k
     return len(case.name) + 1
@@ -190,14 +234,16 @@ def evaluate(
     policy = policy or RankPolicy()
     report = Report()
     counted: set[str] = set()
+    relations = Relations()
     for case in cases:
         ns = corpora.namespace(case.corpus)
         open_file = os.path.join(ns.root, *case.open_file.split("/"))
-        results = search([ns], case.query, EVAL_DEPTH, 0, open_file, policy)
+        related = relations.related_files(open_file, [ns]) if policy.imports else frozenset()
+        results = search([ns], case.query, EVAL_DEPTH, 0, open_file, policy, related)
         outcome = Outcome(case, first_correct(case, results), results[0] if results else None)
         if keystrokes and case.case_id not in counted:
             counted.add(case.case_id)
-            outcome.keystrokes = keystrokes_to_first(case, [ns], open_file, policy)
+            outcome.keystrokes = keystrokes_to_first(case, [ns], open_file, policy, related)
         report.outcomes.append(outcome)
     return report
 
@@ -212,12 +258,15 @@ def find_expected(case: Case, ns: Namespace) -> Symbol | None:
 def failures(report: Report, corpora: Corpora, policy: RankPolicy | None = None) -> str:
     """Every case not answered first: what was typed, wanted, came first, and why."""
     policy = policy or RankPolicy()
+    relations = Relations()
     parts = []
     for o in report.outcomes:
         if o.rank == 1:
             continue
         ns = corpora.namespace(o.case.corpus)
-        ctx = RankContext(os.path.join(ns.root, *o.case.open_file.split("/")), policy)
+        open_file = os.path.join(ns.root, *o.case.open_file.split("/"))
+        related = relations.related_files(open_file, [ns]) if policy.imports else frozenset()
+        ctx = RankContext(open_file, policy, related)
         wanted = find_expected(o.case, ns)
         lines = [
             f"## {o.case.id}  query {o.case.query!r}  rank {o.rank or '-'}",

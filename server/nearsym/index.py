@@ -146,6 +146,9 @@ class SymbolIndex:
         self._files: dict[str, tuple[Symbol, ...]] = {}
         self._names = _NameTable()
         self._qualified = _NameTable()
+        self.generation = 0
+        """Bumped by every change, so caches derived from the index can tell
+        they are stale."""
 
     def __len__(self) -> int:
         return sum(len(s) for s in self._files.values())
@@ -167,6 +170,7 @@ class SymbolIndex:
     def replace_file(self, path: str, symbols: Iterable[Symbol]) -> None:
         """Make `symbols` the definitions of `path` (relative), dropping the old."""
         self.remove_file(path)
+        self.generation += 1
         fresh = tuple(symbols)
         self._files[path] = fresh
         for s in fresh:
@@ -175,6 +179,8 @@ class SymbolIndex:
                 self._qualified.add(s.qualified_name.lower(), s)
 
     def remove_file(self, path: str) -> None:
+        if path in self._files:
+            self.generation += 1
         old = self._files.pop(path, None)
         if not old:
             return

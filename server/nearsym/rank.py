@@ -101,6 +101,9 @@ class RankPolicy:
     kind_prior: bool = True
     """Among name ties, types and callables come before variables, fields
     and constants: a jump to a name is usually a jump to code."""
+    imports: bool = True
+    """Among name ties, definitions in files the open file imports (two
+    steps, through re-exports) come first: see `relations`."""
     smart_case: bool = True
     """A capital in the query asks for that case (`match.CASE_MISMATCH`)."""
     same_file_first: bool = False
@@ -119,6 +122,7 @@ SEED_POLICY = RankPolicy(
     local_prior=False,
     kind_prior=False,
     smart_case=False,
+    imports=False,
     same_file_first=True,
 )
 """The seed's order: name, then query words in the path, then identity."""
@@ -134,6 +138,7 @@ def _cumulative() -> dict[str, RankPolicy]:
         ("+locals after", {"local_prior": True}),
         ("+code before data", {"kind_prior": True}),
         ("+smart case", {"smart_case": True}),
+        ("+imported files first", {"imports": True}),
     ]:
         policy = replace(policy, **change)
         rows[label] = policy
@@ -172,6 +177,8 @@ class RankContext:
 
     open_file: str | None = None
     policy: RankPolicy = RankPolicy()
+    related: frozenset[str] = frozenset()
+    """Absolute paths of the files the open file imports."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +193,7 @@ class Evidence:
     in_tests: bool
     local: bool
     kind_rank: int
+    imported: bool
 
     @property
     def name_score(self) -> float:
@@ -248,6 +256,7 @@ def evidence(query: str, symbol: Symbol, context: RankContext) -> Evidence:
         in_tests=bool(in_tests),
         local=policy.local_prior and symbol.local,
         kind_rank=_KIND_RANK.get(symbol.kind, 1) if policy.kind_prior else 0,
+        imported=policy.imports and file in context.related,
     )
 
 
@@ -264,7 +273,7 @@ _KIND_RANK = {
 }
 """Types and callables 0, everything else (variables, fields, constants) 1."""
 
-_SortKey = tuple[float, float, bool, bool, int, float, float, str, str, str, int, int, int]
+_SortKey = tuple[float, float, bool, bool, bool, int, float, float, str, str, str, int, int, int]
 
 
 def _key(query: str, symbol: Symbol, retrieval_rank: int, context: RankContext) -> _SortKey:
@@ -275,6 +284,7 @@ def _key(query: str, symbol: Symbol, retrieval_rank: int, context: RankContext) 
         -ev.path_share,
         ev.in_tests,
         ev.local,
+        not ev.imported,
         ev.kind_rank,
         -ev.proximity,
         -ev.name_score,
@@ -352,6 +362,10 @@ def explain(query: str, symbol: Symbol, context: RankContext | None = None) -> s
         f"{highlight(ev.name.matched, ev.name.positions)}",
         f"  path      {ev.path_share:.3f}  query words that are segments of {symbol.path}",
     ]
+    if ctx.policy.imports:
+        lines.append(
+            f"  imported  {'yes' if ev.imported else 'no '}    in a file the open file imports"
+        )
     if ctx.policy.test_prior:
         lines.append(
             f"  tests     {'yes' if ev.in_tests else 'no '}    test code ranks after the rest"

@@ -46,6 +46,7 @@ def search(
     offset: int = 0,
     open_file: str | None = None,
     policy: RankPolicy | None = None,
+    related: frozenset[str] = frozenset(),
 ) -> list[Symbol]:
     """The ranked definitions for `query`: rows `offset` to `offset + limit`.
 
@@ -54,13 +55,15 @@ def search(
     - Candidates whose name evidence is 0 (a qualified query whose owner does
       not match) are dropped before ranking.
     - `open_file` is an absolute path, or None: then only the name decides.
+    - `related`: absolute paths of the files the open file imports
+      (`relations.Relations.related_files`).
     """
     limit = max(0, limit)
     offset = max(0, offset)
     if limit == 0:
         return []
     width = pool_width(offset, limit)
-    ordered = ranked_pool(namespaces, query, limit, width, open_file, policy)
+    ordered = ranked_pool(namespaces, query, limit, width, open_file, policy, related)
     return ordered[offset : offset + limit]
 
 
@@ -71,6 +74,7 @@ def ranked_pool(
     width: int,
     open_file: str | None = None,
     policy: RankPolicy | None = None,
+    related: frozenset[str] = frozenset(),
 ) -> list[Symbol]:
     """Every namespace's pool of `width` rows, ordered a block at a time.
 
@@ -78,7 +82,7 @@ def ranked_pool(
     prefix of the result for a wider one (pages never reshuffle).
     """
     block = fetch_limit(limit)
-    context = RankContext(open_file, policy or RankPolicy())
+    context = RankContext(open_file, policy or RankPolicy(), related)
     pools = [ns.index.candidates(query, width, open_file) for ns in namespaces]
     # Blocks are cut before dropping zero-evidence rows, so that a block's
     # rows do not depend on how wide the pool is.

@@ -34,10 +34,11 @@ from pygls.protocol import LanguageServerProtocol
 
 from nearsym import __version__
 from nearsym.config import Config, config_from_options
-from nearsym.convert import client_symbol_kinds, uri_to_path, workspace_symbol
+from nearsym.convert import client_symbol_kinds, path_to_uri, uri_to_path, workspace_symbol
 from nearsym.extract import extract_symbols
 from nearsym.index import SymbolIndex
 from nearsym.proximity import directory_distance
+from nearsym.relations import Relations
 from nearsym.search import Namespace, search
 from nearsym.workspace import (
     SkippedFile,
@@ -136,6 +137,7 @@ class NearsymServer(LanguageServer):
         self.symbol_kinds = client_symbol_kinds(None)
         self.indexing: asyncio.Task[None] | None = None
         self.indexed = asyncio.Event()
+        self.relations = Relations()
 
     # -- the open file ---------------------------------------------------
     def observe(self, data: dict[str, Any]) -> None:
@@ -284,8 +286,25 @@ class NearsymServer(LanguageServer):
             self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=summary))
         self.indexed.set()
 
+    def related_files(self, open_file: str | None) -> frozenset[str]:
+        """Files the open file imports, read from its buffer when it is open."""
+        if open_file is None:
+            return frozenset()
+        source = None
+        uri = path_to_uri(open_file)
+        if uri in self.workspace.text_documents:
+            source = self.workspace.get_text_document(uri).source.encode("utf-8", "surrogatepass")
+        try:
+            return self.relations.related_files(open_file, self.namespaces, source)
+        except Exception:  # a ranking hint must never cost an answer
+            log.exception("could not read the imports of %s", open_file)
+            return frozenset()
+
     def symbols_for(self, query: str, open_file: str | None) -> list[types.WorkspaceSymbol]:
-        results = search(self.namespaces, query, self.config.max_results, 0, open_file)
+        related = self.related_files(open_file)
+        results = search(
+            self.namespaces, query, self.config.max_results, 0, open_file, None, related
+        )
         return [workspace_symbol(s, self.symbol_kinds) for s in results]
 
 

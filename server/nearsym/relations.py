@@ -1,0 +1,207 @@
+"""What the open file uses: the workspace files its imports resolve to.
+
+Design note
+-----------
+Folder distance alone measured *worse* than alphabetical order on the golden
+set: the definition a person jumps to is usually in a file the open file
+imports, and that file is rarely in the same folder (a test imports the
+package; a package module imports its siblings' and its parent's modules).
+So the open file's imports are read (tree-sitter, `extract.extract_imports`),
+resolved against the files the index holds, and the ranking puts definitions
+in those files (and in the files *they* re-export from, one step further, so
+`from flask import Flask` reaches `flask/app.py` through `flask/__init__.py`)
+ahead of others among name ties.
+
+Resolution is by path, without running anything: a Python module
+`a.b.c` is any indexed `.../a/b/c.py` or `.../a/b/c/__init__.py` (suffix
+match, so `src/` layouts work); a relative import counts folders up from the
+open file; a JS/TS import `./x` tries the usual extensions and `index`
+files; a Go import path is any indexed folder ending with it. Packages
+outside the workspace resolve to nothing, which is right: they have no
+definitions here.
+
+Only the *file* relation is used for ranking: the imported names would
+reward a name merely for being mentioned in the open file, which is how the
+golden cases were made (see `shared/golden/README.md`, "Known bias").
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from nearsym.extract import ImportRef, extract_imports
+from nearsym.languages import language_for_path
+from nearsym.search import Namespace
+from nearsym.workspace import SkippedFile, read_source
+
+FOLLOW_DEPTH = 2
+"""Imports followed: the open file's, then those of the files it imports
+(re-exports through `__init__.py` / `index.ts`). Deeper reaches most of a
+package and stops meaning anything."""
+MAX_READ_BYTES = 1_000_000
+
+_JS_SUFFIXES = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".d.ts")
+
+
+@dataclass(slots=True)
+class _Layout:
+    """Indexed files of one namespace, keyed for import resolution."""
+
+    by_module: dict[str, list[str]]
+    by_folder: dict[str, list[str]]
+    files: frozenset[str]
+
+
+def _layout(files: Iterable[str]) -> _Layout:
+    by_module: dict[str, list[str]] = {}
+    by_folder: dict[str, list[str]] = {}
+    all_files = frozenset(files)
+    for rel in all_files:
+        parts = rel.split("/")
+        folder = parts[:-1]
+        for i in range(len(folder) + 1):
+            by_folder.setdefault("/".join(folder[i:]), []).append(rel)
+        if rel.endswith((".py", ".pyi")):
+            stem = parts[-1].rsplit(".", 1)[0]
+            module = folder if stem == "__init__" else [*folder, stem]
+            for i in range(len(module)):
+                by_module.setdefault(".".join(module[i:]), []).append(rel)
+    return _Layout(by_module, by_folder, all_files)
+
+
+class Relations:
+    """Resolves a file's imports to files of the namespaces, with caches that
+    are dropped whenever an index changes."""
+
+    def __init__(self) -> None:
+        self._layouts: dict[str, tuple[int, _Layout]] = {}
+        self._related: dict[tuple[str, float, tuple[int, ...]], frozenset[str]] = {}
+
+    def _layout_of(self, ns: Namespace) -> _Layout:
+        cached = self._layouts.get(ns.root)
+        if cached is None or cached[0] != ns.index.generation:
+            cached = (ns.index.generation, _layout(ns.index.files))
+            self._layouts[ns.root] = cached
+        return cached[1]
+
+    def related_files(
+        self, open_file: str | None, namespaces: Sequence[Namespace], source: bytes | None = None
+    ) -> frozenset[str]:
+        """Absolute paths of the files `open_file` imports (two steps deep).
+
+        `source` is the open buffer's text when it differs from the disk.
+        """
+        if open_file is None:
+            return frozenset()
+        try:
+            stamp = os.stat(open_file).st_mtime if source is None else -float(hash(source))
+        except OSError:
+            stamp = 0.0
+        key = (open_file, stamp, tuple(ns.index.generation for ns in namespaces))
+        found = self._related.get(key)
+        if found is None:
+            if len(self._related) > 256:
+                self._related.clear()
+            found = frozenset(self._walk(open_file, namespaces, source))
+            self._related[key] = found
+        return found
+
+    def _walk(
+        self, open_file: str, namespaces: Sequence[Namespace], source: bytes | None
+    ) -> set[str]:
+        seen: set[str] = {open_file}
+        frontier = [open_file]
+        for _ in range(FOLLOW_DEPTH):
+            nxt: list[str] = []
+            for path in frontier:
+                text = source if path == open_file else None
+                for target in self._targets(path, namespaces, text):
+                    if target not in seen:
+                        seen.add(target)
+                        nxt.append(target)
+            frontier = nxt
+        seen.discard(open_file)
+        return seen
+
+    def _targets(
+        self, path: str, namespaces: Sequence[Namespace], source: bytes | None
+    ) -> list[str]:
+        spec = language_for_path(path)
+        if spec is None:
+            return []
+        if source is None:
+            try:
+                source = read_source(path, MAX_READ_BYTES)
+            except (OSError, SkippedFile):
+                return []
+        refs = extract_imports(source, spec)
+        out: list[str] = []
+        for ns in namespaces:
+            layout = self._layout_of(ns)
+            rel = os.path.relpath(path, ns.root).replace(os.sep, "/")
+            inside = not rel.startswith("../")
+            for ref in refs:
+                for target in _resolve(ref, spec.name, rel if inside else None, layout):
+                    out.append(os.path.join(ns.root, *target.split("/")))
+        return out
+
+
+def _resolve(ref: ImportRef, language: str, rel: str | None, layout: _Layout) -> list[str]:
+    if language == "python":
+        return _resolve_python(ref, rel, layout)
+    if language == "go":
+        return _resolve_go(ref.module.strip("/"), layout)
+    return _resolve_ecmascript(ref, rel, layout)
+
+
+def _resolve_go(path: str, layout: _Layout) -> list[str]:
+    """The longest tail of the import path that is an indexed folder
+    (`example.com/m/internal/store` -> `internal/store`); a one-part tail
+    only when the path has one part (`fmt`), so `net/http` does not land on
+    any folder called `http`."""
+    parts = [p for p in path.split("/") if p]
+    for i in range(len(parts)):
+        tail = parts[i:]
+        if len(tail) == 1 and len(parts) > 1:
+            break
+        found = layout.by_folder.get("/".join(tail))
+        if found:
+            return [f for f in found if f.endswith(".go")]
+    return []
+
+
+def _resolve_python(ref: ImportRef, rel: str | None, layout: _Layout) -> list[str]:
+    if ref.level == 0:
+        found = list(layout.by_module.get(ref.module, []))
+        for name in ref.names:
+            found.extend(layout.by_module.get(f"{ref.module}.{name}", []))
+        return found
+    if rel is None:
+        return []
+    folder = rel.split("/")[:-1]
+    if ref.level - 1 > len(folder):
+        return []
+    base = folder[: len(folder) - (ref.level - 1)]
+    module = [*base, *(ref.module.split(".") if ref.module else [])]
+    candidates = ["/".join(module) + ".py", "/".join([*module, "__init__.py"])]
+    candidates += ["/".join([*module, name]) + ".py" for name in ref.names]
+    candidates += ["/".join([*module, name, "__init__.py"]) for name in ref.names]
+    return [c.lstrip("/") for c in candidates if c.lstrip("/") in layout.files]
+
+
+def _resolve_ecmascript(ref: ImportRef, rel: str | None, layout: _Layout) -> list[str]:
+    if rel is None or not ref.module.startswith("."):
+        return []
+    folder = os.path.dirname(rel)
+    target = os.path.normpath(os.path.join(folder, ref.module)).replace(os.sep, "/")
+    if target.startswith(".."):
+        return []
+    candidates = [target, *(target + s for s in _JS_SUFFIXES)]
+    candidates += [f"{target}/index{s}" for s in _JS_SUFFIXES]
+    # `./x.js` written for a `.ts` source (TypeScript's ESM convention)
+    stem, ext = os.path.splitext(target)
+    if ext in (".js", ".mjs", ".cjs"):
+        candidates += [stem + s for s in (".ts", ".tsx", ".mts", ".cts")]
+    return [c for c in candidates if c in layout.files]

@@ -1,0 +1,85 @@
+"""The open file's imports, resolved to workspace files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nearsym.config import Config
+from nearsym.index import SymbolIndex
+from nearsym.rank import RankContext, rerank
+from nearsym.relations import Relations
+from nearsym.search import Namespace
+from nearsym.workspace import index_root
+
+from .helpers import sym
+
+
+def workspace(tmp_path: Path, files: dict[str, str]) -> list[Namespace]:
+    for rel, text in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    index = SymbolIndex(str(tmp_path))
+    index_root(str(tmp_path), index, Config())
+    return [Namespace(str(tmp_path), index)]
+
+
+def related(tmp_path: Path, ns: list[Namespace], open_rel: str) -> set[str]:
+    found = Relations().related_files(str(tmp_path / open_rel), ns)
+    return {str(Path(p).relative_to(tmp_path)) for p in found}
+
+
+def test_python_absolute_relative_and_reexports(tmp_path: Path) -> None:
+    ns = workspace(
+        tmp_path,
+        {
+            "src/pkg/__init__.py": "from .app import App\n",
+            "src/pkg/app.py": "class App: pass\n",
+            "src/pkg/util/__init__.py": "",
+            "src/pkg/util/text.py": "def slug(): pass\n",
+            "src/pkg/other.py": "def unrelated(): pass\n",
+            "tests/test_app.py": "from pkg import App\nfrom pkg.util import text\n",
+            "src/pkg/views.py": "from .util.text import slug\nfrom . import app\n",
+        },
+    )
+    assert related(tmp_path, ns, "tests/test_app.py") == {
+        "src/pkg/__init__.py",
+        "src/pkg/app.py",  # through the package's re-export
+        "src/pkg/util/__init__.py",
+        "src/pkg/util/text.py",
+    }
+    assert related(tmp_path, ns, "src/pkg/views.py") >= {"src/pkg/util/text.py", "src/pkg/app.py"}
+    assert "src/pkg/other.py" not in related(tmp_path, ns, "src/pkg/views.py")
+
+
+def test_typescript_relative_and_go_packages(tmp_path: Path) -> None:
+    ns = workspace(
+        tmp_path,
+        {
+            "web/src/api.ts": "import { fmt } from './util';\nimport * as m from '../lib/index.js';\n",
+            "web/src/util.ts": "export function fmt() {}\n",
+            "web/lib/index.ts": "export const x = 1;\n",
+            "cmd/main.go": 'package main\nimport "example.com/m/internal/store"\n',
+            "internal/store/store.go": "package store\nfunc Open() {}\n",
+            "internal/other/o.go": "package other\n",
+        },
+    )
+    assert related(tmp_path, ns, "web/src/api.ts") == {"web/src/util.ts", "web/lib/index.ts"}
+    assert related(tmp_path, ns, "cmd/main.go") == {"internal/store/store.go"}
+
+
+def test_buffer_text_overrides_the_disk(tmp_path: Path) -> None:
+    ns = workspace(tmp_path, {"a.py": "", "b.py": "def f(): pass\n"})
+    found = Relations().related_files(str(tmp_path / "a.py"), ns, b"import b\n")
+    assert found == {str(tmp_path / "b.py")}
+
+
+def test_imported_file_wins_a_name_tie() -> None:
+    imported = sym("parse", "lib/imported.py")
+    other = sym("parse", "aaa/other.py")
+    ctx = RankContext("/ws/app/main.py", related=frozenset({"/ws/lib/imported.py"}))
+    assert rerank("parse", [other, imported], 2, ctx) == [imported, other]
+    assert rerank("parse", [other, imported], 2, RankContext("/ws/app/main.py")) == [
+        other,
+        imported,
+    ]
