@@ -36,8 +36,9 @@ from nearsym.languages import CAPTURE_KINDS, LanguageSpec
 from nearsym.model import Kind, Span, Symbol
 
 _CLASS_LIKE = frozenset({Kind.CLASS, Kind.INTERFACE, Kind.STRUCT, Kind.ENUM})
-_CALLABLE = frozenset({Kind.FUNCTION, Kind.METHOD, Kind.CONSTRUCTOR})
-_CONSTANT_NAME = re.compile(r"^_*[A-Z][A-Z0-9_]*$")
+_CALLABLE = frozenset({Kind.FUNCTION, Kind.METHOD})
+_CONSTANT_NAME = re.compile(r"^_*[A-Z][A-Z0-9_]+$")
+_DATA_KINDS = frozenset({Kind.VARIABLE, Kind.FIELD, Kind.PROPERTY})
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +98,7 @@ def _span(source: bytes, node: ts.Node) -> Span:
 
 def _text(node: ts.Node) -> str:
     raw = node.text or b""
-    return raw.decode("utf-8", "replace").strip("\"'`")
+    return raw.decode("utf-8", "replace").strip("\"'`").lstrip(":")
 
 
 def _receiver_type(method: ts.Node) -> str:
@@ -122,6 +123,8 @@ class _Definition:
     name: str
     container: str = ""
     local: bool = False
+    emit: bool = True
+    scope: str = ""
 
 
 def extract_symbols(source: bytes, spec: LanguageSpec, root: str, path: str) -> list[Symbol]:
@@ -136,10 +139,17 @@ def extract_symbols(source: bytes, spec: LanguageSpec, root: str, path: str) -> 
     cursor = ts.QueryCursor(grammar.query)
 
     chosen: dict[tuple[int, int], tuple[int, _Definition]] = {}
+    holders: list[_Definition] = []
     for pattern, captures in cursor.matches(tree.root_node):
+        if "container" in captures and "container.name" in captures:
+            holder = captures["container"][0]
+            label = _type_name(captures["container.name"][0])
+            holders.append(_Definition(holder, holder, Kind.CLASS, label, emit=False))
+            continue
         names = captures.get("name")
         if not names:
             continue
+        scope = captures.get("scope")
         for capture, nodes in captures.items():
             if not capture.startswith("definition."):
                 continue
@@ -150,14 +160,17 @@ def extract_symbols(source: bytes, spec: LanguageSpec, root: str, path: str) -> 
             key = (name_node.start_byte, name_node.end_byte)
             if key in chosen and chosen[key][0] <= pattern:
                 continue
-            chosen[key] = (pattern, _Definition(nodes[0], name_node, kind, _text(name_node)))
+            d = _Definition(nodes[0], name_node, kind, _text(name_node))
+            if scope:
+                d.scope = _text(scope[0])
+            chosen[key] = (pattern, d)
 
     definitions = sorted((d for _, d in chosen.values()), key=lambda d: d.name_node.start_byte)
-    by_node = {d.node.id: d for d in definitions}
+    by_node = {d.node.id: d for d in holders}
+    by_node.update((d.node.id, d) for d in definitions)
     # Parents first: a definition's container is already qualified when its
-    # children look it up (file order puts an enclosing node's name first
-    # except for Go receivers, which are resolved by name, not by nesting).
-    for d in sorted(definitions, key=lambda d: (d.node.start_byte, -d.node.end_byte)):
+    # children look it up (Go receivers are resolved by name, not nesting).
+    for d in sorted(by_node.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte)):
         if d.node.type == "method_declaration" and spec.name == "go":
             d.container = _receiver_type(d.node)
         else:
@@ -169,10 +182,15 @@ def extract_symbols(source: bytes, spec: LanguageSpec, root: str, path: str) -> 
                 if parent.kind in _CLASS_LIKE and d.kind is Kind.FUNCTION:
                     d.kind = Kind.METHOD
                 d.local = parent.local or parent.kind in _CALLABLE
+        if d.scope:
+            d.container = f"{d.container}.{d.scope}" if d.container else d.scope
+        _split_qualified(d)
         if d.kind is Kind.METHOD and d.name == "constructor" and spec.name != "python":
             d.kind = Kind.CONSTRUCTOR
-        if d.kind is Kind.VARIABLE and not d.container and _CONSTANT_NAME.match(d.name):
+        if d.kind in _DATA_KINDS and _CONSTANT_NAME.match(d.name):
             d.kind = Kind.CONSTANT
+        if d.kind is Kind.METHOD and d.container.rsplit(".", 1)[-1] == d.name:
+            d.kind = Kind.CONSTRUCTOR  # C++, C#, Java: the class's own name
 
     return [
         Symbol(
@@ -188,6 +206,32 @@ def extract_symbols(source: bytes, spec: LanguageSpec, root: str, path: str) -> 
         for d in definitions
         if d.name
     ]
+
+
+_QUALIFIER = re.compile(r"::|\.|\\")
+
+
+def _split_qualified(d: _Definition) -> None:
+    """`ns::Cart::add` (C++ out of line), `Foo::Bar` (Ruby), `Shop.Cart`
+    (Elixir), `Shop\\Model` (PHP): the last part is the name a person types,
+    the rest joins the container."""
+    if not _QUALIFIER.search(d.name) or d.name.startswith(("operator", ".")):
+        return
+    parts = [p for p in _QUALIFIER.split(d.name) if p]
+    if len(parts) < 2:
+        return
+    owner = ".".join(parts[:-1])
+    d.name = parts[-1]
+    d.container = f"{d.container}.{owner}" if d.container else owner
+
+
+def _type_name(node: ts.Node) -> str:
+    """The bare type a container names: `Store<V>` -> `Store`,
+    `&mut a::Store` -> `Store`."""
+    text = _text(node)
+    text = text.split("<", 1)[0].split("[", 1)[0].split("(", 1)[0]
+    text = text.replace("&", "").replace("*", "").replace("mut ", "").strip()
+    return re.split(r"::|\.", text)[-1].strip()
 
 
 def _enclosing(node: ts.Node, by_node: dict[int, _Definition]) -> _Definition | None:

@@ -29,7 +29,7 @@ import pathspec
 from nearsym.config import Config
 from nearsym.extract import extract_symbols
 from nearsym.index import SymbolIndex
-from nearsym.languages import LanguageSpec, language_for_path
+from nearsym.languages import LanguageSpec, language_for_path, language_for_shebang
 from nearsym.model import Symbol
 
 log = logging.getLogger(__name__)
@@ -88,6 +88,16 @@ def _read_ignore_file(path: str) -> pathspec.GitIgnoreSpec | None:
     except OSError:
         return None
     return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+
+
+def _language_by_shebang(path: str) -> LanguageSpec | None:
+    """The language a script without an extension names on its `#!` line."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(256)
+    except OSError:
+        return None
+    return language_for_shebang(first)
 
 
 def _is_venv(path: str) -> bool:
@@ -154,6 +164,8 @@ def discover(
                 subfolders.append((entry.path, rel, rules))
             elif stat.S_ISREG(st.st_mode):
                 spec = language_for_path(entry.name)
+                if spec is None and "." not in entry.name:
+                    spec = _language_by_shebang(entry.path)
                 if spec is None or rules.ignored(rel, False):
                     continue
                 if is_link:
@@ -196,6 +208,8 @@ def source_file_for(root: str, path: str) -> SourceFile | None:
     """The SourceFile for an absolute `path` under `root`, or None when the
     language is unknown or the path is outside the root."""
     spec = language_for_path(path)
+    if spec is None and "." not in os.path.basename(path):
+        spec = _language_by_shebang(path)
     rel = os.path.relpath(path, root)
     if spec is None or rel.startswith("..") or os.path.isabs(rel):
         return None

@@ -95,3 +95,9 @@ def test_unreadable_file_raises_oserror(tmp_path: Path) -> None:
     path.chmod(0)
     with pytest.raises(OSError):
         read_source(str(path), 10_000)
+
+
+def test_scripts_without_extension_by_shebang(tmp_path: Path) -> None:
+    write(tmp_path, "bin/deploy", "#!/usr/bin/env bash\ndeploy() { :; }\n")
+    write(tmp_path, "bin/README", "just text\n")
+    assert found(tmp_path) == ["bin/deploy"]

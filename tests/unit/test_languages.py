@@ -1,0 +1,93 @@
+"""Every language's golden fixture and its expected symbol table.
+
+`tests/fixtures/languages/<sample>` is a small realistic source file with
+every kind of definition its language has; `<sample>.symbols` is the table
+a person checked: one definition a line, `line  kind  container.name`.
+A deliberate change regenerates the tables for review:
+
+    NEARSYM_UPDATE_SYMBOLS=1 python -m pytest tests/unit/test_languages.py
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from nearsym.extract import extract_symbols, load_grammar
+from nearsym.languages import LANGUAGES, language_for_path, language_for_shebang
+from nearsym.model import Kind
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "languages"
+SAMPLES = sorted(p for p in FIXTURES.iterdir() if p.suffix != ".symbols")
+
+
+def table(sample: Path) -> str:
+    spec = language_for_path(sample.name)
+    assert spec is not None, sample
+    rows = [
+        f"{s.span.line + 1}  {s.kind.name.lower()}  "
+        + (f"{s.container}.{s.name}" if s.container else s.name)
+        for s in extract_symbols(sample.read_bytes(), spec, "/ws", sample.name)
+    ]
+    return "\n".join(rows) + "\n"
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.name)
+def test_symbol_table(sample: Path) -> None:
+    expected = sample.with_name(sample.name + ".symbols")
+    got = table(sample)
+    if os.environ.get("NEARSYM_UPDATE_SYMBOLS"):
+        expected.write_text(got)
+    assert got == expected.read_text()
+
+
+def test_every_language_has_a_fixture_and_loads() -> None:
+    covered = {language_for_path(p.name).name for p in SAMPLES}  # type: ignore[union-attr]
+    for spec in LANGUAGES:
+        load_grammar(spec)
+    wanted = {s.name for s in LANGUAGES} - {"ocaml_interface"}
+    assert wanted <= covered | {"python", "javascript", "typescript", "tsx", "go"}
+    assert len(wanted) >= 22
+
+
+def test_each_sample_has_functions_and_types() -> None:
+    for sample in SAMPLES:
+        spec = language_for_path(sample.name)
+        assert spec is not None
+        kinds = {s.kind for s in extract_symbols(sample.read_bytes(), spec, "/ws", sample.name)}
+        assert kinds & {Kind.FUNCTION, Kind.METHOD}, sample.name
+        if spec.name not in ("bash", "lua"):
+            assert kinds & {Kind.CLASS, Kind.STRUCT, Kind.INTERFACE, Kind.MODULE}, sample.name
+
+
+@pytest.mark.parametrize(
+    ("line", "language"),
+    [
+        (b"#!/usr/bin/env bash", "bash"),
+        (b"#!/bin/sh -e", "bash"),
+        (b"#!/usr/bin/env python3", "python"),
+        (b"#!/usr/bin/python3.11", "python"),
+        (b"#!/usr/bin/env -S node --harmony", "javascript"),
+        (b"# not a shebang", None),
+    ],
+)
+def test_shebangs(line: bytes, language: str | None) -> None:
+    spec = language_for_shebang(line)
+    assert (spec.name if spec else None) == language
+
+
+@pytest.mark.parametrize(
+    ("name", "language"),
+    [
+        ("Rakefile", "ruby"),
+        ("x.hpp", "cpp"),
+        ("x.h", "c"),
+        ("x.mli", "ocaml_interface"),
+        ("x.txt", None),
+    ],
+)
+def test_file_names(name: str, language: str | None) -> None:
+    spec = language_for_path(name)
+    assert (spec.name if spec else None) == language
