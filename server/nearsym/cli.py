@@ -54,6 +54,15 @@ def _parser() -> argparse.ArgumentParser:
     find.add_argument("--max-file-bytes", type=int, default=DEFAULT_MAX_FILE_BYTES)
     find.add_argument("--exclude", action="append", default=[], metavar="GLOB")
     find.add_argument("--follow-symlinks", action="store_true")
+    idx = sub.add_parser("index", help="index folders and report what was found")
+    idx.add_argument(
+        "--root", action="append", metavar="DIR", help="folder (repeatable; default .)"
+    )
+    idx.add_argument(
+        "--stats", action="store_true", help="per language: files, definitions, kinds, time"
+    )
+    idx.add_argument("--json", action="store_true", help="print the figures as JSON")
+
     ev = sub.add_parser("eval", help="measure ranking on a golden set of cases")
     ev.add_argument("cases", metavar="CASES.jsonl")
     ev.add_argument("--corpora", required=True, metavar="DIR", help="folder holding dev/<corpus>/")
@@ -76,6 +85,47 @@ def _parser() -> argparse.ArgumentParser:
         "--no-keystrokes", action="store_true", help="skip keystrokes to first place (faster)"
     )
     return parser
+
+
+def run_index(args: argparse.Namespace) -> int:
+    totals: dict[str, dict[str, object]] = {}
+    started = time.perf_counter()
+    for root in [os.path.abspath(r) for r in (args.root or ["."])]:
+        if not os.path.isdir(root):
+            print(f"nearsym: {root}: not a folder", file=sys.stderr)
+            return 2
+        stats = index_root(root, SymbolIndex(root), Config())
+        for name, lang in stats.languages.items():
+            row = totals.setdefault(
+                name, {"files": 0, "skipped": 0, "definitions": 0, "seconds": 0.0, "kinds": {}}
+            )
+            row["files"] = int(row["files"]) + lang.files  # type: ignore[call-overload]
+            row["skipped"] = int(row["skipped"]) + lang.skipped  # type: ignore[call-overload]
+            row["definitions"] = int(row["definitions"]) + lang.definitions  # type: ignore[call-overload]
+            row["seconds"] = float(row["seconds"]) + lang.seconds  # type: ignore[arg-type]
+            kinds = row["kinds"]
+            assert isinstance(kinds, dict)
+            for kind, count in lang.kinds.items():
+                kinds[kind] = kinds.get(kind, 0) + count
+    elapsed = time.perf_counter() - started
+    if args.json:
+        json.dump({"languages": totals, "seconds": round(elapsed, 3)}, sys.stdout, indent=1)
+        print()
+        return 0
+    files = sum(int(r["files"]) for r in totals.values())  # type: ignore[call-overload]
+    defs = sum(int(r["definitions"]) for r in totals.values())  # type: ignore[call-overload]
+    print(f"{files} files, {defs} definitions in {elapsed:.2f}s")
+    if args.stats:
+        print(f"{'language':12} {'files':>7} {'skipped':>7} {'defs':>9} {'seconds':>8}  kinds")
+        for name, row in sorted(totals.items(), key=lambda kv: -int(kv[1]["definitions"])):  # type: ignore[call-overload]
+            kinds = row["kinds"]
+            assert isinstance(kinds, dict)
+            top = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
+            print(
+                f"{name:12} {row['files']:>7} {row['skipped']:>7} {row['definitions']:>9} "
+                f"{float(row['seconds']):>8.2f}  {top}"  # type: ignore[arg-type]
+            )
+    return 0
 
 
 def run_eval(args: argparse.Namespace) -> int:
@@ -204,6 +254,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_serve(args)
     if args.command == "eval":
         return run_eval(args)
+    if args.command == "index":
+        return run_index(args)
     return run_search(args)
 
 

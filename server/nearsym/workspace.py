@@ -21,8 +21,10 @@ from __future__ import annotations
 import logging
 import os
 import stat
+import time
+from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pathspec
 
@@ -226,22 +228,41 @@ def index_root(
     stats = IndexStats()
     files = list(discover(root, config))
     for n, sf in enumerate(files, 1):
+        lang = stats.languages.setdefault(sf.language.name, LanguageStats())
+        started = time.perf_counter()
         try:
-            index.replace_file(sf.rel, parse_file(sf, root, config))
+            symbols = parse_file(sf, root, config)
+            index.replace_file(sf.rel, symbols)
             stats.files += 1
+            lang.files += 1
+            lang.definitions += len(symbols)
+            lang.kinds.update(s.kind.label for s in symbols)
         except SkippedFile as why:
             log.info("skipped %s: %s", sf.path, why)
             stats.skipped += 1
+            lang.skipped += 1
         except OSError as error:
             log.warning("cannot read %s: %s", sf.path, error.strerror)
             index.remove_file(sf.rel)
             stats.skipped += 1
+            lang.skipped += 1
+        lang.seconds += time.perf_counter() - started
         if on_file is not None:
             on_file(n, len(files))
     return stats
 
 
 @dataclass(slots=True)
+class LanguageStats:
+    files: int = 0
+    skipped: int = 0
+    definitions: int = 0
+    seconds: float = 0.0
+    kinds: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass(slots=True)
 class IndexStats:
     files: int = 0
     skipped: int = 0
+    languages: dict[str, LanguageStats] = field(default_factory=dict)
