@@ -3,6 +3,12 @@
 ; module-level assignments are variables (constants when ALL_CAPS).
 ; Imports and re-exports are not definitions.
 
+; `name = lambda ...:` anywhere is a function by another spelling (local ones
+; are marked local by extraction).
+(assignment
+  left: (identifier) @name
+  right: (lambda)) @definition.function
+
 (class_definition
   name: (identifier) @name) @definition.class
 

@@ -36,3 +36,5 @@
 
 (public_field_definition
   name: [(property_identifier) (private_property_identifier)] @name) @definition.field
+
+(construct_signature "new" @name) @definition.constructor

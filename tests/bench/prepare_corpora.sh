@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Fetch the real-code corpora for tests/bench/ctags_recall.py from the package
+# registries (apt and npm), idempotently, into $BENCH (default /tmp/bench).
+#   BENCH=/tmp/bench bash tests/bench/prepare_corpora.sh
+set -euo pipefail
+BENCH="${BENCH:-/tmp/bench}"
+mkdir -p "$BENCH"
+need=()
+for p in universal-ctags golang-src openjdk-17-source linux-source librust-serde-dev librust-regex-dev librust-syn-dev; do
+  dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  apt-get update -qq && apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+cd "$BENCH"
+[ -d java/java.base ] || { mkdir -p java && (cd java && unzip -q -o /usr/lib/jvm/openjdk-17/lib/src.zip 'java.base/*'); }
+[ -d linux-source-6.1/kernel ] || tar -xJf /usr/src/linux-source-*.tar.xz --wildcards \
+  'linux-source-*/kernel' 'linux-source-*/mm' 'linux-source-*/fs/ext4' 'linux-source-*/include/linux'
+[ -d ts/package ] || { mkdir -p ts && (cd ts && npm pack typescript@5 --silent >/dev/null && tar xzf typescript-*.tgz); }
+if [ ! -d cpython ]; then
+  stdlib=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')
+  mkdir -p cpython && cp -r "$stdlib"/. cpython/ && rm -rf cpython/site-packages
+fi
+echo "python=$BENCH/cpython go=$(ls -d /usr/share/go-*/src | tail -1) java=$BENCH/java c=$(ls -d "$BENCH"/linux-source-*) rust=/usr/share/cargo/registry typescript=$BENCH/ts/package"
