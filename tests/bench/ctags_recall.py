@@ -20,6 +20,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -74,8 +75,12 @@ def ctags_definitions(language: str, root: str) -> list[tuple[str, int, str, str
         if tag.get("_type") != "tag" or "line" not in tag:
             continue
         kind = str(tag.get("kind", ""))
+        name = str(tag["name"])
+        if language == "lua":
+            # `T:method` and `T['key']` are nearsym's `T.method` and `T.key`
+            name = re.sub(r"\[['\"](.*?)['\"]\]", r".\1", name.replace(":", "."))
         rows.append(
-            (str(tag["path"]).removeprefix("./"), int(tag["line"]), str(tag["name"]),
+            (str(tag["path"]).removeprefix("./"), int(tag["line"]), name,
              kind if kind not in skip else "~" + kind)
         )  # fmt: skip
     return rows
@@ -91,18 +96,28 @@ def measure(language: str, root: str, misses: int) -> dict[str, object]:
     started = time.perf_counter()
     index_root(root, index, Config(max_file_bytes=5_000_000))
     nearsym_seconds = time.perf_counter() - started
-    ours = {
-        (s.path, s.span.line + 1, s.name)
+    mine = [
+        s
         for s in index.all_symbols()
         if s.language == language or (language == "c" and s.language == "cpp")
-    }
+    ]
+    # ctags names some definitions by their qualified name (Lua `M.f`).
+    ours = {(s.path, s.span.line + 1, s.name) for s in mine}
+    ours |= {(s.path, s.span.line + 1, s.qualified_name) for s in mine}
     indexed_files = {p for p, _, _ in ours} | set(index.files)
     compared = [e for e in expected if e[0] in indexed_files]
     found = [e for e in compared if (e[0], e[1], e[2]) in ours]
     missed = [e for e in compared if (e[0], e[1], e[2]) not in ours]
     by_kind = collections.Counter(e[3] for e in missed)
     theirs = {(p, ln, n) for p, ln, n, _ in every}
-    extra = len([o for o in ours if o not in theirs])
+    extra = len(
+        [
+            s
+            for s in mine
+            if (s.path, s.span.line + 1, s.name) not in theirs
+            and (s.path, s.span.line + 1, s.qualified_name) not in theirs
+        ]
+    )
     report: dict[str, object] = {
         "language": language,
         "ctags": len(expected),
