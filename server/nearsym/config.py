@@ -21,6 +21,8 @@ class Config:
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     exclude: tuple[str, ...] = field(default_factory=tuple)
     follow_symlinks: bool = False
+    languages: tuple[str, ...] = field(default_factory=tuple)
+    """Only these languages (registry names); empty means all."""
 
 
 _KEYS = {
@@ -28,6 +30,7 @@ _KEYS = {
     "maxFileBytes": "max_file_bytes",
     "exclude": "exclude",
     "followSymlinks": "follow_symlinks",
+    "languages": "languages",
 }
 
 
@@ -39,6 +42,15 @@ def _check(name: str, value: Any) -> Any:
     if name == "exclude":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ValueError("must be a list of glob strings")
+        return tuple(value)
+    if name == "languages":
+        from nearsym.languages import language_named
+
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError("must be a list of language names")
+        unknown = [v for v in value if language_named(v) is None]
+        if unknown:
+            raise ValueError(f"names unknown languages: {', '.join(unknown)}")
         return tuple(value)
     if name == "follow_symlinks":
         if not isinstance(value, bool):

@@ -35,18 +35,13 @@ from pygls.protocol import LanguageServerProtocol
 from nearsym import __version__
 from nearsym.config import Config, config_from_options
 from nearsym.convert import client_symbol_kinds, path_to_uri, uri_to_path, workspace_symbol
-from nearsym.extract import extract_symbols
-from nearsym.index import SymbolIndex
+from nearsym.live import Change, LiveWorkspace
+from nearsym.model import Kind, Span, Symbol
 from nearsym.proximity import directory_distance
+from nearsym.rank import fetch_limit
 from nearsym.relations import Relations
 from nearsym.search import Namespace, search
-from nearsym.workspace import (
-    SkippedFile,
-    SourceFile,
-    discover,
-    parse_file,
-    source_file_for,
-)
+from nearsym.workspace import SourceFile
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +74,17 @@ INDEX_BATCH = 64
 hop, small enough that a query waits at most one batch's apply step."""
 PROGRESS_INTERVAL = 0.2
 """Seconds between progress reports, so a fast index does not flood the client."""
+DEBOUNCE = 0.08
+"""Seconds a buffer must rest before it is reparsed (80 ms: below the
+200 ms VS Code waits before it asks, above a fast typist's key interval). A
+query flushes pending reparses first, so it never answers from stale text."""
+WATCH_BATCH = 0.05
+"""Seconds our own watcher gathers events into one batch (a branch switch
+writes thousands of files at once)."""
+PROGRESS_MIN_FILES = 200
+"""A re-index of fewer files ends before a progress bar could be read."""
+
+_WATCH_GLOBS = "**/*.{py,pyi,js,mjs,cjs,jsx,ts,mts,cts,tsx,go,rs,java,c,h,cc,cpp,cxx,hpp,hh,hxx,cs,rb,php,sh,bash,lua,kt,kts,scala,sc,swift,ex,exs,hs,ml,mli,zig,jl}"
 
 
 @dataclass(slots=True)
@@ -130,14 +136,38 @@ class NearsymServer(LanguageServer):
             protocol_cls=NearsymProtocol,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
-        self.config = Config()
-        self.namespaces: list[Namespace] = []
+        self.live = LiveWorkspace(Config())
         self.focus = Focus()
         self.request_files: dict[Any, str] = {}
         self.symbol_kinds = client_symbol_kinds(None)
-        self.indexing: asyncio.Task[None] | None = None
-        self.indexed = asyncio.Event()
+        self.resolve_range = False
         self.relations = Relations()
+        self.indexed = asyncio.Event()
+        self.tasks: set[asyncio.Task[None]] = set()
+        self._pending: dict[str, asyncio.TimerHandle] = {}
+        self._client_watches = False
+        self._watcher_stop: asyncio.Event | None = None
+
+    @property
+    def config(self) -> Config:
+        return self.live.config
+
+    @property
+    def namespaces(self) -> list[Namespace]:
+        return self.live.namespaces
+
+    def spawn(self, coroutine: Any) -> None:
+        """Run a background job, keeping a reference so it is not collected,
+        and logging (never raising) what it fails with."""
+        task: asyncio.Task[None] = asyncio.ensure_future(coroutine)
+        self.tasks.add(task)
+
+        def done(t: asyncio.Task[None]) -> None:
+            self.tasks.discard(t)
+            if not t.cancelled() and t.exception() is not None:
+                log.error("background job failed", exc_info=t.exception())
+
+        task.add_done_callback(done)
 
     # -- the open file ---------------------------------------------------
     def observe(self, data: dict[str, Any]) -> None:
@@ -166,49 +196,35 @@ class NearsymServer(LanguageServer):
         elif method.startswith("textDocument/") and method != types.TEXT_DOCUMENT_DID_CLOSE:
             self.focus.observe(path, _DOCUMENT, now)
 
-    # -- the index --------------------------------------------------------
-    def namespace_of(self, path: str) -> Namespace | None:
-        """The innermost workspace folder holding `path`."""
-        best: Namespace | None = None
-        for ns in self.namespaces:
-            inside = path == ns.root or path.startswith(ns.root.rstrip(os.sep) + os.sep)
-            if inside and (best is None or len(ns.root) > len(best.root)):
-                best = ns
-        return best
+    # -- buffers ----------------------------------------------------------
+    def buffer_text(self, uri: str) -> bytes:
+        return self.workspace.get_text_document(uri).source.encode("utf-8", "surrogatepass")
 
-    def _buffer_paths(self) -> set[str]:
-        paths = set()
-        for uri in self.workspace.text_documents:
-            path = uri_to_path(uri)
-            if path is not None:
-                paths.add(path)
-        return paths
-
-    def reindex_buffer(self, uri: str) -> None:
-        """Index an open buffer's text in place of its file on disk."""
+    def buffer_changed(self, uri: str, delay: float = DEBOUNCE) -> None:
+        """Reparse a buffer once it has rested `delay` seconds."""
         path = uri_to_path(uri)
-        ns = self.namespace_of(path) if path else None
-        sf = source_file_for(ns.root, path) if ns and path else None
-        if ns is None or sf is None:
+        if path is None:
             return
-        document = self.workspace.get_text_document(uri)
-        source = document.source.encode("utf-8", "surrogatepass")
-        ns.index.replace_file(sf.rel, extract_symbols(source, sf.language, ns.root, sf.rel))
+        pending = self._pending.pop(path, None)
+        if pending is not None:
+            pending.cancel()
+        loop = asyncio.get_running_loop()
+        self._pending[path] = loop.call_later(delay, self._reparse, path, uri)
 
-    def reindex_from_disk(self, path: str) -> None:
-        """Index `path` as it is on disk; drop it when it is gone or skipped."""
-        ns = self.namespace_of(path)
-        sf = source_file_for(ns.root, path) if ns else None
-        if ns is None or sf is None:
-            return
-        try:
-            ns.index.replace_file(sf.rel, parse_file(sf, ns.root, self.config))
-        except (SkippedFile, OSError) as why:
-            log.info("dropped %s from the index: %s", path, why)
-            ns.index.remove_file(sf.rel)
+    def _reparse(self, path: str, uri: str) -> None:
+        self._pending.pop(path, None)
+        if uri in self.workspace.text_documents:
+            self.live.change_buffer(path, self.buffer_text(uri))
 
-    async def index_workspace(self) -> None:
-        """Index every namespace in the background, reporting progress.
+    def flush(self) -> None:
+        """Reparse every buffer still waiting out its debounce."""
+        for path, handle in list(self._pending.items()):
+            handle.cancel()
+            self._reparse(path, path_to_uri(path))
+
+    # -- the index --------------------------------------------------------
+    async def index_namespaces(self, namespaces: Sequence[Namespace], title: str) -> None:
+        """Walk and index `namespaces` in the background, reporting progress.
 
         Files near the open file go first. Parsing runs in a worker thread;
         results are applied on the event loop, between requests, so queries
@@ -216,58 +232,27 @@ class NearsymServer(LanguageServer):
         buffer's symbols.
         """
         loop = asyncio.get_running_loop()
-        token: str | None = None
-        if _supports_progress(self.client_capabilities):
-            token = f"nearsym-index-{uuid.uuid4()}"
-            try:
-                await self.work_done_progress.create_async(token)
-            except Exception:
-                log.warning("client refused a progress token; indexing without progress")
-                token = None
         started = time.perf_counter()
-        if token is not None:
-            self.work_done_progress.begin(
-                token,
-                types.WorkDoneProgressBegin(
-                    title="nearsym: indexing", message="finding files", percentage=0
-                ),
-            )
-        config = self.config
         work: list[tuple[Namespace, SourceFile]] = []
-        for ns in list(self.namespaces):
-            found = await loop.run_in_executor(None, _discover_all, ns.root, config)
+        for ns in namespaces:
+            found = await loop.run_in_executor(None, self.live.discover, ns)
             work.extend((ns, sf) for sf in found)
         focus = self.focus.path
         if focus is not None:
             work.sort(key=lambda item: directory_distance(item[1].path, focus))
+        token = await self._progress_begin(title, len(work))
+        live = self.live
 
-        def parse_batch(
-            batch: Sequence[tuple[Namespace, SourceFile]],
-        ) -> list[tuple[Namespace, SourceFile, Any]]:
-            out: list[tuple[Namespace, SourceFile, Any]] = []
-            for ns, sf in batch:
-                try:
-                    out.append((ns, sf, parse_file(sf, ns.root, config)))
-                except (SkippedFile, OSError) as why:
-                    out.append((ns, sf, why))
-            return out
+        def parse_batch(batch: Sequence[tuple[Namespace, SourceFile]]) -> list[Any]:
+            return [(ns, sf, live.read(ns, sf)) for ns, sf in batch]
 
-        done = 0
+        done = symbols = 0
         last_report = 0.0
-        symbols = 0
         for start in range(0, len(work), INDEX_BATCH):
             batch = work[start : start + INDEX_BATCH]
-            results = await loop.run_in_executor(None, parse_batch, batch)
-            buffers = self._buffer_paths()
-            for ns, sf, result in results:
-                if ns not in self.namespaces or sf.path in buffers:
-                    continue
-                if isinstance(result, list):
-                    ns.index.replace_file(sf.rel, result)
-                    symbols += len(result)
-                else:
-                    log.info("skipped %s: %s", sf.path, result)
-                    ns.index.remove_file(sf.rel)
+            for ns, sf, result in await loop.run_in_executor(None, parse_batch, batch):
+                live.apply(ns, sf, result)
+                symbols += len(result) if isinstance(result, list) else 0
             done += len(batch)
             now = time.perf_counter()
             if token is not None and now - last_report >= PROGRESS_INTERVAL:
@@ -279,37 +264,174 @@ class NearsymServer(LanguageServer):
                         percentage=min(99, int(100 * done / max(1, len(work)))),
                     ),
                 )
-        elapsed = time.perf_counter() - started
-        summary = f"indexed {done} files, {symbols} definitions in {elapsed:.1f}s"
+        for ns in namespaces:
+            for path, text in list(live.buffers.items()):
+                if live.namespace_of(path) is ns:
+                    live.change_buffer(path, text)
+        summary = (
+            f"indexed {done} files, {symbols} definitions in {time.perf_counter() - started:.1f}s"
+        )
         log.info(summary)
         if token is not None:
             self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=summary))
         self.indexed.set()
 
+    async def _progress_begin(self, title: str, files: int) -> str | None:
+        if not _supports_progress(self.client_capabilities):
+            return None
+        if self.indexed.is_set() and files < PROGRESS_MIN_FILES:
+            return None
+        token = f"nearsym-index-{uuid.uuid4()}"
+        try:
+            await self.work_done_progress.create_async(token)
+        except Exception:
+            log.warning("client refused a progress token; indexing without progress")
+            return None
+        self.work_done_progress.begin(
+            token, types.WorkDoneProgressBegin(title=title, message=f"{files} files", percentage=0)
+        )
+        return token
+
+    async def apply_disk_changes(self, changes: list[tuple[Change, str]]) -> None:
+        """Apply file events in batches, yielding to queries between them."""
+        for start in range(0, len(changes), INDEX_BATCH):
+            batch = changes[start : start + INDEX_BATCH]
+            self.live.disk_changed(batch)
+            await asyncio.sleep(0)
+
+    async def watch(self) -> None:
+        """Our own watcher (watchfiles), for clients that do not watch."""
+        import watchfiles
+
+        self._watcher_stop = asyncio.Event()
+        kinds = {
+            watchfiles.Change.added: Change.CREATED,
+            watchfiles.Change.modified: Change.CHANGED,
+            watchfiles.Change.deleted: Change.DELETED,
+        }
+        while self.namespaces and not self._watcher_stop.is_set():
+            roots = [ns.root for ns in self.namespaces]
+            try:
+                async for events in watchfiles.awatch(
+                    *roots,
+                    stop_event=self._watcher_stop,
+                    step=int(WATCH_BATCH * 1000),
+                    recursive=True,
+                    ignore_permission_denied=True,
+                    watch_filter=None,
+                ):
+                    batch = [(kinds[c], p) for c, p in events]
+                    await self.apply_disk_changes(batch)
+                    if [ns.root for ns in self.namespaces] != roots:
+                        break  # folders changed: watch the new set
+            except Exception:
+                log.exception("the file watcher stopped")
+                return
+
+    def restart_watcher(self) -> None:
+        if self._client_watches:
+            return
+        if self._watcher_stop is not None:
+            self._watcher_stop.set()
+        self.spawn(self.watch())
+
+    # -- answers ----------------------------------------------------------
     def related_files(self, open_file: str | None) -> frozenset[str]:
         """Files the open file imports, read from its buffer when it is open."""
         if open_file is None:
             return frozenset()
-        source = None
-        uri = path_to_uri(open_file)
-        if uri in self.workspace.text_documents:
-            source = self.workspace.get_text_document(uri).source.encode("utf-8", "surrogatepass")
+        source = self.live.buffers.get(open_file)
         try:
             return self.relations.related_files(open_file, self.namespaces, source)
         except Exception:  # a ranking hint must never cost an answer
             log.exception("could not read the imports of %s", open_file)
             return frozenset()
 
-    def symbols_for(self, query: str, open_file: str | None) -> list[types.WorkspaceSymbol]:
+    def results(self, query: str, open_file: str | None, limit: int, offset: int) -> list[Symbol]:
+        self.flush()
         related = self.related_files(open_file)
-        results = search(
-            self.namespaces, query, self.config.max_results, 0, open_file, None, related
+        found = search(self.namespaces, query, limit, offset, open_file, None, related)
+        return [s for s in found if self._still_there(s)]
+
+    def _still_there(self, symbol: Symbol) -> bool:
+        """Never answer with a file that is gone (a deletion the watcher has
+        not reported yet): buffers count as present."""
+        path = os.path.join(symbol.root, *symbol.path.split("/"))
+        if path in self.live.buffers or os.path.exists(path):
+            return True
+        ns = self.live.namespace_of(path)
+        if ns is not None:
+            self.live.disk_changed([(Change.DELETED, path)])
+        return False
+
+    def to_lsp(self, symbol: Symbol) -> types.WorkspaceSymbol:
+        answer = workspace_symbol(symbol, self.symbol_kinds)
+        if self.resolve_range:
+            assert isinstance(answer.location, types.Location)
+            answer.location = types.LocationUriOnly(uri=answer.location.uri)
+            answer.data = {
+                "root": symbol.root,
+                "path": symbol.path,
+                "name": symbol.name,
+                "container": symbol.container,
+                "line": symbol.span.line,
+                "col": symbol.span.col,
+            }
+        return answer
+
+    def resolve(self, item: types.WorkspaceSymbol) -> types.WorkspaceSymbol:
+        data = item.data if isinstance(item.data, dict) else None
+        if data is None:
+            return item
+        ns = next((n for n in self.namespaces if n.root == data.get("root")), None)
+        candidates = ns.index.symbols_of(str(data.get("path"))) if ns else ()
+        match = [
+            s
+            for s in candidates
+            if s.name == data.get("name") and s.container == data.get("container")
+        ]
+        match.sort(key=lambda s: abs(s.span.line - int(data.get("line", 0))))
+        if match:
+            return workspace_symbol(match[0], self.symbol_kinds)
+        span = Span(
+            int(data.get("line", 0)),
+            int(data.get("col", 0)),
+            int(data.get("line", 0)),
+            int(data.get("col", 0)),
         )
-        return [workspace_symbol(s, self.symbol_kinds) for s in results]
+        gone = Symbol(
+            item.name,
+            Kind(int(item.kind)),
+            item.container_name or "",
+            str(data.get("root")),
+            str(data.get("path")),
+            span,
+            "",
+        )
+        return workspace_symbol(gone, self.symbol_kinds)
 
-
-def _discover_all(root: str, config: Config) -> list[SourceFile]:
-    return list(discover(root, config))
+    async def apply_settings(self, settings: Any) -> None:
+        """New settings: report bad values, re-index when membership changed."""
+        if isinstance(settings, dict) and isinstance(settings.get("nearsym"), dict):
+            settings = settings["nearsym"]
+        config, problems = config_from_options(settings, Config())
+        for problem in problems:
+            self.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Warning, message=problem)
+            )
+        old = self.live.config
+        self.live.config = config
+        membership = (old.exclude, old.max_file_bytes, old.follow_symlinks, old.languages)
+        if membership != (
+            config.exclude,
+            config.max_file_bytes,
+            config.follow_symlinks,
+            config.languages,
+        ):
+            for ns in self.namespaces:
+                for rel in ns.index.files:
+                    ns.index.remove_file(rel)
+            await self.index_namespaces(list(self.namespaces), "nearsym: re-indexing")
 
 
 def _supports_progress(capabilities: types.ClientCapabilities) -> bool:
@@ -346,21 +468,30 @@ def make_server() -> NearsymServer:
     def initialize(ls: NearsymServer, params: types.InitializeParams) -> None:
         """Read roots and options. Bad options are reported and replaced by
         their defaults; with no root the server answers from open buffers."""
-        ls.config, problems = config_from_options(params.initialization_options)
+        config, problems = config_from_options(params.initialization_options)
+        ls.live.config = config
         for problem in problems:
             ls.window_show_message(
                 types.ShowMessageParams(type=types.MessageType.Warning, message=problem)
             )
         ls.symbol_kinds = client_symbol_kinds(params.capabilities)
-        ls.namespaces = [Namespace(root, SymbolIndex(root)) for root in _roots(params)]
+        ls.resolve_range = _resolves_range(params.capabilities)
+        for root in _roots(params):
+            ls.live.add_root(root)
 
     @server.feature(types.INITIALIZED)
-    def initialized(ls: NearsymServer, params: types.InitializedParams) -> None:
-        """Start indexing in the background; queries answer meanwhile."""
-        ls.indexing = asyncio.ensure_future(ls.index_workspace())
+    async def initialized(ls: NearsymServer, params: types.InitializedParams) -> None:
+        """Watch files (the client's watcher when it offers one, else ours),
+        then index in the background; queries answer meanwhile."""
+        ls._client_watches = await _register_watchers(ls)
+        ls.spawn(ls.index_namespaces(list(ls.namespaces), "nearsym: indexing"))
+        ls.restart_watcher()
 
-    @server.feature(types.WORKSPACE_SYMBOL)
-    def workspace_symbol_(
+    @server.feature(
+        types.WORKSPACE_SYMBOL,
+        types.WorkspaceSymbolOptions(resolve_provider=True, work_done_progress=False),
+    )
+    async def workspace_symbol_(
         ls: NearsymServer, params: types.WorkspaceSymbolParams
     ) -> list[types.WorkspaceSymbol]:
         """Ranked definitions for `params.query`.
@@ -371,17 +502,46 @@ def make_server() -> NearsymServer:
         - The open file is the params' `textDocument` when present, else the
           inferred focus; with none known, the name alone ranks.
         - During indexing: answers from what is indexed so far.
+        - With a `partialResultToken`: the pages go as `$/progress`, best
+          first, each cut by PoolWidth so none reshuffles an earlier one;
+          the response itself is then empty.
+        - Cancelled (`$/cancelRequest`) before it runs: RequestCancelled.
+        - With resolve support for `location.range`: uri only, range on
+          `workspaceSymbol/resolve`.
         """
-        open_file = ls.request_files.pop(ls.protocol.msg_id, None) or ls.focus.path
-        return ls.symbols_for(params.query, open_file)
+        msg_id = ls.protocol.msg_id
+        open_file = ls.request_files.pop(msg_id, None) or ls.focus.path
+        await asyncio.sleep(0)  # let a $/cancelRequest already read take effect
+        limit = ls.config.max_results
+        token = params.partial_result_token
+        if token is None:
+            return [ls.to_lsp(s) for s in ls.results(params.query, open_file, limit, 0)]
+        page = max(1, min(limit, fetch_limit(limit) // 5))
+        for offset in range(0, limit, page):
+            part = ls.results(params.query, open_file, min(page, limit - offset), offset)
+            if not part:
+                break
+            ls.progress(types.ProgressParams(token=token, value=[ls.to_lsp(s) for s in part]))
+            await asyncio.sleep(0)
+        return []
+
+    @server.feature(types.WORKSPACE_SYMBOL_RESOLVE)
+    def workspace_symbol_resolve(
+        ls: NearsymServer, item: types.WorkspaceSymbol
+    ) -> types.WorkspaceSymbol:
+        """Fill in the range of a symbol answered with its uri only."""
+        return ls.resolve(item)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: NearsymServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.reindex_buffer(params.text_document.uri)
+        path = uri_to_path(params.text_document.uri)
+        if path is not None:
+            ls.live.open_buffer(path, ls.buffer_text(params.text_document.uri))
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: NearsymServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.reindex_buffer(params.text_document.uri)
+        """Reparsed after `DEBOUNCE` of rest (or at the next query)."""
+        ls.buffer_changed(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: NearsymServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -392,7 +552,64 @@ def make_server() -> NearsymServer:
         """Back to the file on disk (gone if it was never saved)."""
         path = uri_to_path(params.text_document.uri)
         if path is not None:
-            ls.reindex_from_disk(path)
+            pending = ls._pending.pop(path, None)
+            if pending is not None:
+                pending.cancel()
+            ls.live.close_buffer(path)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    async def did_change_watched_files(
+        ls: NearsymServer, params: types.DidChangeWatchedFilesParams
+    ) -> None:
+        """Creates, changes and deletes from the client's watcher, in batches."""
+        kinds = {
+            types.FileChangeType.Created: Change.CREATED,
+            types.FileChangeType.Changed: Change.CHANGED,
+            types.FileChangeType.Deleted: Change.DELETED,
+        }
+        changes = []
+        for event in params.changes:
+            path = uri_to_path(event.uri)
+            if path is not None:
+                changes.append((kinds.get(event.type, Change.CHANGED), path))
+        await ls.apply_disk_changes(changes)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def did_change_workspace_folders(
+        ls: NearsymServer, params: types.DidChangeWorkspaceFoldersParams
+    ) -> None:
+        """A folder added is a new namespace, indexed in the background; a
+        folder removed takes its namespace with it."""
+        for folder in params.event.removed:
+            path = uri_to_path(folder.uri)
+            if path is not None:
+                ls.live.remove_root(path)
+        added = []
+        for folder in params.event.added:
+            path = uri_to_path(folder.uri)
+            if path is not None:
+                added.append(ls.live.add_root(path))
+        if added:
+            ls.spawn(ls.index_namespaces(added, "nearsym: indexing new folders"))
+        ls.restart_watcher()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(
+        ls: NearsymServer, params: types.DidChangeConfigurationParams
+    ) -> None:
+        """Pull the `nearsym` section when the client supports it; else read
+        the pushed settings."""
+        settings: Any = params.settings
+        workspace = ls.client_capabilities.workspace
+        if workspace is not None and workspace.configuration:
+            try:
+                pulled = await ls.workspace_configuration_async(
+                    types.ConfigurationParams(items=[types.ConfigurationItem(section="nearsym")])
+                )
+                settings = pulled[0] if pulled else settings
+            except Exception:
+                log.warning("workspace/configuration failed; using the pushed settings")
+        await ls.apply_settings(settings)
 
     @server.feature(DID_FOCUS)
     def did_focus(ls: NearsymServer, params: Any) -> None:
@@ -402,4 +619,49 @@ def make_server() -> NearsymServer:
     def did_change_active_document(ls: NearsymServer, params: Any) -> None:
         """sourcekit-lsp's name for didFocus; same params."""
 
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: NearsymServer, params: Any) -> None:
+        if ls._watcher_stop is not None:
+            ls._watcher_stop.set()
+        for task in list(ls.tasks):
+            task.cancel()
+
     return server
+
+
+def _resolves_range(capabilities: types.ClientCapabilities) -> bool:
+    try:
+        support = capabilities.workspace.symbol.resolve_support  # type: ignore[union-attr]
+    except AttributeError:
+        return False
+    return bool(support and "location.range" in support.properties)
+
+
+async def _register_watchers(ls: NearsymServer) -> bool:
+    """Ask the client to watch source files for us, when it can."""
+    workspace = ls.client_capabilities.workspace
+    watched = workspace.did_change_watched_files if workspace else None
+    if not (watched and watched.dynamic_registration):
+        return False
+    options = types.DidChangeWatchedFilesRegistrationOptions(
+        watchers=[
+            types.FileSystemWatcher(glob_pattern=_WATCH_GLOBS),
+            types.FileSystemWatcher(glob_pattern="**/.gitignore"),
+        ]
+    )
+    try:
+        await ls.client_register_capability_async(
+            types.RegistrationParams(
+                registrations=[
+                    types.Registration(
+                        id=f"nearsym-watch-{uuid.uuid4()}",
+                        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                        register_options=options,
+                    )
+                ]
+            )
+        )
+    except Exception:
+        log.warning("the client would not watch files; using our own watcher")
+        return False
+    return True

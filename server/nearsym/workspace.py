@@ -102,6 +102,68 @@ def _language_by_shebang(path: str) -> LanguageSpec | None:
     return language_for_shebang(first)
 
 
+def _language_of(path: str, config: Config) -> LanguageSpec | None:
+    """The language of a file by name (or `#!` line), if the settings index it."""
+    spec = language_for_path(path)
+    if spec is None and "." not in os.path.basename(path):
+        spec = _language_by_shebang(path)
+    if spec is not None and config.languages and spec.name not in config.languages:
+        return None
+    return spec
+
+
+def _root_rules(root: str, config: Config) -> _Ignore:
+    """`.git/info/exclude` and the `exclude` setting: the rules above every
+    `.gitignore` of the root."""
+    ignore = _Ignore(()).extended(
+        "", _read_ignore_file(os.path.join(root, ".git", "info", "exclude"))
+    )
+    if config.exclude:
+        ignore = ignore.extended("", pathspec.GitIgnoreSpec.from_lines(config.exclude))
+    return ignore
+
+
+def indexable(root: str, path: str, config: Config, must_exist: bool = True) -> SourceFile | None:
+    """The SourceFile for `path` when `discover(root)` would yield it now;
+    None when it is gone, excluded, ignored, behind a link, or not source.
+    With `must_exist=False`, judges a file not saved yet (an open buffer) by
+    its name and the rules alone.
+
+    Invariant: agrees with `discover` file by file (the live-update model
+    test checks it), so a file changed on disk is indexed exactly when a
+    fresh walk would index it.
+    """
+    root = os.path.abspath(root)
+    rel = os.path.relpath(path, root)
+    if rel.startswith("..") or os.path.isabs(rel):
+        return None
+    parts = rel.split(os.sep)
+    rules = _root_rules(root, config)
+    folder, rel_folder = root, ""
+    for part in parts[:-1]:
+        rules = rules.extended(rel_folder, _read_ignore_file(os.path.join(folder, ".gitignore")))
+        rel_folder = f"{rel_folder}/{part}" if rel_folder else part
+        folder = os.path.join(folder, part)
+        if part in EXCLUDED_DIRS or rules.ignored(rel_folder, True):
+            return None
+        if os.path.islink(folder) and not config.follow_symlinks:
+            return None
+        if _is_venv(folder):
+            return None
+    rules = rules.extended(rel_folder, _read_ignore_file(os.path.join(folder, ".gitignore")))
+    rel = "/".join(parts)
+    if rules.ignored(rel, False):
+        return None
+    if must_exist and not os.path.isfile(path):
+        return None
+    if os.path.islink(path):
+        real = os.path.realpath(path)
+        if not config.follow_symlinks or not real.startswith(os.path.realpath(root) + os.sep):
+            return None
+    spec = _language_of(path, config)
+    return SourceFile(path, rel, spec) if spec is not None else None
+
+
 def _is_venv(path: str) -> bool:
     return os.path.isfile(os.path.join(path, "pyvenv.cfg"))
 
@@ -118,11 +180,7 @@ def discover(
     """
     root = os.path.abspath(root)
     real_root = os.path.realpath(root)
-    ignore = _Ignore(())
-    git_exclude = _read_ignore_file(os.path.join(root, ".git", "info", "exclude"))
-    ignore = ignore.extended("", git_exclude)
-    if config.exclude:
-        ignore = ignore.extended("", pathspec.GitIgnoreSpec.from_lines(config.exclude))
+    ignore = _root_rules(root, config)
     seen_dirs: set[str] = {real_root}
     stack: list[tuple[str, str, _Ignore]] = [(root, "", ignore)]
 
@@ -165,9 +223,7 @@ def discover(
                 seen_dirs.add(real)
                 subfolders.append((entry.path, rel, rules))
             elif stat.S_ISREG(st.st_mode):
-                spec = language_for_path(entry.name)
-                if spec is None and "." not in entry.name:
-                    spec = _language_by_shebang(entry.path)
+                spec = _language_of(entry.path, config)
                 if spec is None or rules.ignored(rel, False):
                     continue
                 if is_link:

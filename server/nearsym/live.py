@@ -1,0 +1,229 @@
+"""Keeping the index in step with a workspace that never stands still.
+
+Design note
+-----------
+`LiveWorkspace` owns the namespaces (one per workspace folder) and every
+change that reaches them: buffers opened, edited and closed in the editor,
+files created, changed, deleted and renamed on disk (from the client's
+watched-files notifications or our own watcher), folders added and removed.
+The server only translates protocol messages into these calls, so the whole
+of the synchronisation logic is testable without a client (see the
+model-based test in `tests/unit/test_live.py`).
+
+Invariant: after every call, the index holds exactly what a fresh walk of
+the current disk would hold, with open buffers in place of their files. A
+file deleted on disk is never answered; an unsaved buffer always is.
+
+Rules, strongest first:
+- an open buffer's text stands for its file, whatever happens on disk;
+- closing a buffer goes back to the disk (the file's symbols, or nothing
+  if it was never saved);
+- a disk event re-reads the file and asks the same question a walk asks
+  (`workspace.indexable`), so ignored, excluded and non-source files stay
+  out; a deleted folder takes every file under it;
+- a `.gitignore` or `.git/info/exclude` change re-walks its namespace, as
+  it can change which files belong at all.
+
+Not here: debouncing (the server does that, as it owns the clock) and
+tree-sitter's incremental reparse (a whole-file reparse of one buffer is
+fast enough at editing sizes: see the README's figures).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable
+from enum import Enum
+
+from nearsym.config import Config
+from nearsym.extract import extract_symbols
+from nearsym.index import SymbolIndex
+from nearsym.search import Namespace
+from nearsym.workspace import (
+    SkippedFile,
+    SourceFile,
+    discover,
+    indexable,
+    parse_file,
+    source_file_for,
+)
+
+log = logging.getLogger(__name__)
+
+
+def _is_rule_file(path: str) -> bool:
+    """`.gitignore` anywhere, or `.git/info/exclude`: they decide membership."""
+    return os.path.basename(path) == ".gitignore" or path.endswith(
+        os.path.join(".git", "info", "exclude")
+    )
+
+
+class Change(Enum):
+    CREATED = 1
+    CHANGED = 2
+    DELETED = 3
+
+
+class LiveWorkspace:
+    """The namespaces of a workspace and everything that changes them."""
+
+    def __init__(self, config: Config | None = None) -> None:
+        self.config = config or Config()
+        self.namespaces: list[Namespace] = []
+        self.buffers: dict[str, bytes] = {}
+
+    # -- roots ---------------------------------------------------------------
+    def add_root(self, root: str) -> Namespace:
+        """A new, empty namespace for `root` (the caller indexes it)."""
+        root = os.path.abspath(root)
+        for ns in self.namespaces:
+            if ns.root == root:
+                return ns
+        ns = Namespace(root, SymbolIndex(root))
+        self.namespaces.append(ns)
+        return ns
+
+    def remove_root(self, root: str) -> None:
+        root = os.path.abspath(root)
+        self.namespaces = [ns for ns in self.namespaces if ns.root != root]
+
+    def discover(self, ns: Namespace) -> list[SourceFile]:
+        return list(discover(ns.root, self.config))
+
+    def index_all(self, ns: Namespace) -> None:
+        """Walk and index `ns` now (tests, the CLI); buffers win."""
+        for sf in self.discover(ns):
+            self.apply(ns, sf, self.read(ns, sf))
+        self._apply_buffers(ns)
+
+    def read(self, ns: Namespace, sf: SourceFile) -> list[object] | Exception:
+        """Parse one file from disk: its symbols, or why it was skipped."""
+        try:
+            return list(parse_file(sf, ns.root, self.config))
+        except (SkippedFile, OSError) as why:
+            return why
+
+    def apply(self, ns: Namespace, sf: SourceFile, result: list[object] | Exception) -> None:
+        """Store a parse result, unless a buffer stands for the file."""
+        if ns not in self.namespaces or sf.path in self.buffers:
+            return
+        if isinstance(result, Exception):
+            log.info("skipped %s: %s", sf.path, result)
+            ns.index.remove_file(sf.rel)
+        else:
+            ns.index.replace_file(sf.rel, result)  # type: ignore[arg-type]
+
+    def _apply_buffers(self, ns: Namespace) -> None:
+        for path, text in self.buffers.items():
+            if self.namespace_of(path) is ns:
+                self._index_buffer(path, text)
+
+    def namespace_of(self, path: str) -> Namespace | None:
+        """The innermost workspace folder holding `path`."""
+        best: Namespace | None = None
+        for ns in self.namespaces:
+            inside = path == ns.root or path.startswith(ns.root.rstrip(os.sep) + os.sep)
+            if inside and (best is None or len(ns.root) > len(best.root)):
+                best = ns
+        return best
+
+    def _owners(self, path: str) -> list[Namespace]:
+        """Every namespace `path` lies in (nested folders each index it)."""
+        return [
+            ns
+            for ns in self.namespaces
+            if path == ns.root or path.startswith(ns.root.rstrip(os.sep) + os.sep)
+        ]
+
+    # -- buffers -------------------------------------------------------------
+    def open_buffer(self, path: str, text: bytes) -> None:
+        self.buffers[path] = text
+        self._index_buffer(path, text)
+
+    def change_buffer(self, path: str, text: bytes) -> None:
+        self.buffers[path] = text
+        self._index_buffer(path, text)
+
+    def close_buffer(self, path: str) -> None:
+        self.buffers.pop(path, None)
+        self._from_disk(path)
+
+    def _index_buffer(self, path: str, text: bytes) -> None:
+        for ns in self._owners(path):
+            sf = source_file_for(ns.root, path)
+            if sf is None:
+                continue
+            if not self._buffer_belongs(ns, sf):
+                ns.index.remove_file(sf.rel)
+                continue
+            ns.index.replace_file(sf.rel, extract_symbols(text, sf.language, ns.root, sf.rel))
+
+    def _buffer_belongs(self, ns: Namespace, sf: SourceFile) -> bool:
+        """An open buffer is indexed when its file would be, or when it is a
+        new file not saved yet (then only the ignore rules decide)."""
+        return indexable(ns.root, sf.path, self.config, must_exist=False) is not None
+
+    # -- disk ----------------------------------------------------------------
+    def disk_changed(self, changes: Iterable[tuple[Change, str]]) -> None:
+        """Apply a batch of file-system events (absolute paths)."""
+        rewalk: set[str] = set()
+        for change, path in changes:
+            if _is_rule_file(path) or (
+                change is not Change.DELETED and os.path.isdir(path) and not os.path.islink(path)
+            ):
+                rewalk.update(ns.root for ns in self._owners(path))
+                continue
+            if change is Change.DELETED:
+                self._deleted(path)
+            else:
+                self._from_disk(path)
+        for root in rewalk:
+            ns = next((n for n in self.namespaces if n.root == root), None)
+            if ns is not None:
+                self.rewalk(ns)
+
+    def rewalk(self, ns: Namespace) -> None:
+        """Re-walk a namespace: index what belongs, drop what no longer does."""
+        found = {sf.rel: sf for sf in self.discover(ns)}
+        for rel in ns.index.files:
+            if rel not in found:
+                ns.index.remove_file(rel)  # buffers come back below if they belong
+        for sf in found.values():
+            self.apply(ns, sf, self.read(ns, sf))
+        self._apply_buffers(ns)
+
+    def _deleted(self, path: str) -> None:
+        """A file or a whole folder is gone: drop what was under it."""
+        for ns in self._owners(path):
+            rel = os.path.relpath(path, ns.root).replace(os.sep, "/")
+            prefix = "" if rel == "." else rel + "/"
+            for known in ns.index.files:
+                if known == rel or known.startswith(prefix):
+                    absolute = os.path.join(ns.root, *known.split("/"))
+                    if absolute not in self.buffers:
+                        ns.index.remove_file(known)
+        # A deleted folder may have taken a .gitignore with it: the buffers
+        # left under it are judged again.
+        under = path.rstrip(os.sep) + os.sep
+        for buffer, text in list(self.buffers.items()):
+            if buffer.startswith(under):
+                self._index_buffer(buffer, text)
+        if os.path.isdir(path):  # deleted and made again before we looked
+            self._from_disk(path)
+
+    def _from_disk(self, path: str) -> None:
+        """Index `path` (a file, or a folder's files) as a walk would now."""
+        if os.path.isdir(path) and not os.path.islink(path):
+            for ns in self._owners(path):
+                self.rewalk(ns)
+            return
+        if path in self.buffers:
+            return
+        for ns in self._owners(path):
+            found = indexable(ns.root, path, self.config)
+            if found is None:
+                rel = os.path.relpath(path, ns.root).replace(os.sep, "/")
+                ns.index.remove_file(rel)
+            else:
+                self.apply(ns, found, self.read(ns, found))
