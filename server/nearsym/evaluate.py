@@ -28,7 +28,7 @@ from nearsym.index import SymbolIndex
 from nearsym.model import Symbol
 from nearsym.rank import RankContext, RankPolicy, explain
 from nearsym.relations import Relations
-from nearsym.search import Namespace, search
+from nearsym.search import Namespace, answer
 from nearsym.workspace import index_root
 
 EVAL_DEPTH = 100
@@ -219,7 +219,7 @@ def keystrokes_to_first(
     related: frozenset[str] = frozenset(),
 ) -> int:
     for k in range(1, len(case.name) + 1):
-        top = search(namespaces, case.name[:k], 1, 0, open_file, policy, related)
+        top = answer(namespaces, case.name[:k], 1, open_file, policy, related)
         if top and is_correct(case, top[0]):
             return k
     return len(case.name) + 1
@@ -239,7 +239,7 @@ def evaluate(
         ns = corpora.namespace(case.corpus)
         open_file = os.path.join(ns.root, *case.open_file.split("/"))
         related = relations.related_files(open_file, [ns]) if policy.imports else frozenset()
-        results = search([ns], case.query, EVAL_DEPTH, 0, open_file, policy, related)
+        results = answer([ns], case.query, EVAL_DEPTH, open_file, policy, related)
         outcome = Outcome(case, first_correct(case, results), results[0] if results else None)
         if keystrokes and case.case_id not in counted:
             counted.add(case.case_id)

@@ -31,10 +31,13 @@ fast enough at editing sizes: see the README's figures).
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
 from enum import Enum
+from typing import Any, TypeVar
 
 from nearsym.config import Config
 from nearsym.extract import extract_symbols
@@ -59,6 +62,21 @@ def _is_rule_file(path: str) -> bool:
     )
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _locked(method: _F) -> _F:
+    """Run a mutator under the workspace's lock: searches run on a worker
+    thread and must never see an index half-way through a change."""
+
+    @functools.wraps(method)
+    def wrapper(self: LiveWorkspace, *args: Any, **kwargs: Any) -> Any:
+        with self.lock:
+            return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
 class Change(Enum):
     CREATED = 1
     CHANGED = 2
@@ -72,8 +90,11 @@ class LiveWorkspace:
         self.config = config or Config()
         self.namespaces: list[Namespace] = []
         self.buffers: dict[str, bytes] = {}
+        self.lock = threading.RLock()
+        """Held by every change and by every search (see `_locked`)."""
 
     # -- roots ---------------------------------------------------------------
+    @_locked
     def add_root(self, root: str) -> Namespace:
         """A new, empty namespace for `root` (the caller indexes it)."""
         root = os.path.abspath(root)
@@ -84,6 +105,7 @@ class LiveWorkspace:
         self.namespaces.append(ns)
         return ns
 
+    @_locked
     def remove_root(self, root: str) -> None:
         root = os.path.abspath(root)
         self.namespaces = [ns for ns in self.namespaces if ns.root != root]
@@ -91,6 +113,7 @@ class LiveWorkspace:
     def discover(self, ns: Namespace) -> list[SourceFile]:
         return list(discover(ns.root, self.config))
 
+    @_locked
     def index_all(self, ns: Namespace) -> None:
         """Walk and index `ns` now (tests, the CLI); buffers win."""
         for sf in self.discover(ns):
@@ -104,6 +127,7 @@ class LiveWorkspace:
         except (SkippedFile, OSError) as why:
             return why
 
+    @_locked
     def apply(self, ns: Namespace, sf: SourceFile, result: list[object] | Exception) -> None:
         """Store a parse result, unless a buffer stands for the file."""
         if ns not in self.namespaces or sf.path in self.buffers:
@@ -137,14 +161,17 @@ class LiveWorkspace:
         ]
 
     # -- buffers -------------------------------------------------------------
+    @_locked
     def open_buffer(self, path: str, text: bytes) -> None:
         self.buffers[path] = text
         self._index_buffer(path, text)
 
+    @_locked
     def change_buffer(self, path: str, text: bytes) -> None:
         self.buffers[path] = text
         self._index_buffer(path, text)
 
+    @_locked
     def close_buffer(self, path: str) -> None:
         self.buffers.pop(path, None)
         self._from_disk(path)
@@ -165,6 +192,7 @@ class LiveWorkspace:
         return indexable(ns.root, sf.path, self.config, must_exist=False) is not None
 
     # -- disk ----------------------------------------------------------------
+    @_locked
     def disk_changed(self, changes: Iterable[tuple[Change, str]]) -> None:
         """Apply a batch of file-system events (absolute paths)."""
         rewalk: set[str] = set()
@@ -183,6 +211,7 @@ class LiveWorkspace:
             if ns is not None:
                 self.rewalk(ns)
 
+    @_locked
     def rewalk(self, ns: Namespace) -> None:
         """Re-walk a namespace: index what belongs, drop what no longer does."""
         found = {sf.rel: sf for sf in self.discover(ns)}

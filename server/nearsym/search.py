@@ -67,6 +67,36 @@ def search(
     return ordered[offset : offset + limit]
 
 
+PAGE_SIZE = 25
+"""Rows per partial result: 25 fills a picker's first screen."""
+
+
+def answer(
+    namespaces: Sequence[Namespace],
+    query: str,
+    limit: int,
+    open_file: str | None = None,
+    policy: RankPolicy | None = None,
+    related: frozenset[str] = frozenset(),
+) -> list[Symbol]:
+    """The server's whole answer of `limit` rows (`search` at offset 0)."""
+    return search(namespaces, query, limit, 0, open_file, policy, related)
+
+
+def pages(rows: Sequence[Symbol], size: int = PAGE_SIZE) -> list[list[Symbol]]:
+    """An answer cut into partial results, best first.
+
+    The pages are slices of one ranking of the answer's pool
+    (`pool_width(0, limit)`), so they arrive in order, never reshuffle one
+    another, and concatenate to the unpaged answer. (Ranking each page from
+    a pool of its own, `search(page, offset)`, would start sooner but was
+    measured worse: pools of 125 rows instead of 500 cost 0.005 MRR on the
+    DEV set, most of it on initials.)
+    """
+    size = max(1, size)
+    return [list(rows[i : i + size]) for i in range(0, len(rows), size)]
+
+
 def ranked_pool(
     namespaces: Sequence[Namespace],
     query: str,

@@ -25,10 +25,12 @@ import os
 import time
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcServerNotInitialized
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
@@ -38,9 +40,8 @@ from nearsym.convert import client_symbol_kinds, path_to_uri, uri_to_path, works
 from nearsym.live import Change, LiveWorkspace
 from nearsym.model import Kind, Span, Symbol
 from nearsym.proximity import directory_distance
-from nearsym.rank import fetch_limit
 from nearsym.relations import Relations
-from nearsym.search import Namespace, search
+from nearsym.search import Namespace, answer, pages
 from nearsym.workspace import SourceFile
 
 log = logging.getLogger(__name__)
@@ -119,13 +120,29 @@ class NearsymProtocol(LanguageServerProtocol):
 
     _server: NearsymServer
 
+    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
+        """Requests before `initialize` get ServerNotInitialized (LSP 3.17)."""
+        if not self._server.ready and method_name not in (types.INITIALIZE, types.SHUTDOWN):
+            self._send_response(
+                msg_id, None, JsonRpcServerNotInitialized.of(method_name).to_response_error()
+            )
+            return
+        super()._handle_request(msg_id, method_name, params)
+
     def structure_message(self, data: dict[str, Any]) -> Any:
         if isinstance(data, dict):
             try:
                 self._server.observe(data)
             except Exception:  # a hint must never cost a message
                 log.exception("could not read the open file from a message")
-        return super().structure_message(data)
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as error:
+            # pygls drops a request whose params do not fit their type; the
+            # client is owed an answer, so send the error before moving on.
+            if isinstance(data, dict) and "id" in data and "method" in data:
+                self._send_response(data["id"], None, error.to_response_error())
+            raise
 
 
 class NearsymServer(LanguageServer):
@@ -137,6 +154,13 @@ class NearsymServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
         self.live = LiveWorkspace(Config())
+        self.ready = False
+        self.walks = 0
+        self.walk_of: dict[str, int] = {}
+        """The newest walk of each namespace: an older walk still running
+        stops applying results for a namespace a newer walk has taken over
+        (settings changed twice in a row)."""
+        """Set by `initialize`: requests before it are refused."""
         self.focus = Focus()
         self.request_files: dict[Any, str] = {}
         self.symbol_kinds = client_symbol_kinds(None)
@@ -147,6 +171,10 @@ class NearsymServer(LanguageServer):
         self._pending: dict[str, asyncio.TimerHandle] = {}
         self._client_watches = False
         self._watcher_stop: asyncio.Event | None = None
+        self.searcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nearsym-search")
+        """Searches run here, one at a time, so the event loop keeps reading
+        messages: a `$/cancelRequest` for a queued or running search answers
+        RequestCancelled at once (the superseded keystroke's work is dropped)."""
 
     @property
     def config(self) -> Config:
@@ -233,6 +261,10 @@ class NearsymServer(LanguageServer):
         """
         loop = asyncio.get_running_loop()
         started = time.perf_counter()
+        self.walks += 1
+        walk = self.walks
+        for ns in namespaces:
+            self.walk_of[ns.root] = walk
         work: list[tuple[Namespace, SourceFile]] = []
         for ns in namespaces:
             found = await loop.run_in_executor(None, self.live.discover, ns)
@@ -250,7 +282,10 @@ class NearsymServer(LanguageServer):
         last_report = 0.0
         for start in range(0, len(work), INDEX_BATCH):
             batch = work[start : start + INDEX_BATCH]
-            for ns, sf, result in await loop.run_in_executor(None, parse_batch, batch):
+            results = await loop.run_in_executor(None, parse_batch, batch)
+            for ns, sf, result in results:
+                if self.walk_of.get(ns.root) != walk:
+                    continue  # a newer walk of this namespace has taken over
                 live.apply(ns, sf, result)
                 symbols += len(result) if isinstance(result, list) else 0
             done += len(batch)
@@ -347,11 +382,18 @@ class NearsymServer(LanguageServer):
             log.exception("could not read the imports of %s", open_file)
             return frozenset()
 
-    def results(self, query: str, open_file: str | None, limit: int, offset: int) -> list[Symbol]:
+    async def results(self, query: str, open_file: str | None) -> list[Symbol]:
+        """The answer, never naming a file that is gone."""
         self.flush()
-        related = self.related_files(open_file)
-        found = search(self.namespaces, query, limit, offset, open_file, None, related)
-        return [s for s in found if self._still_there(s)]
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.searcher, self._results, query, open_file)
+
+    def _results(self, query: str, open_file: str | None) -> list[Symbol]:
+        with self.live.lock:
+            related = self.related_files(open_file)
+            limit = self.config.max_results
+            found = answer(self.namespaces, query, limit, open_file, None, related)
+            return [s for s in found if self._still_there(s)]
 
     def _still_there(self, symbol: Symbol) -> bool:
         """Never answer with a file that is gone (a deletion the watcher has
@@ -428,9 +470,13 @@ class NearsymServer(LanguageServer):
             config.follow_symlinks,
             config.languages,
         ):
-            for ns in self.namespaces:
-                for rel in ns.index.files:
-                    ns.index.remove_file(rel)
+            loop = asyncio.get_running_loop()
+            for ns in list(self.namespaces):
+                keep = {sf.rel for sf in await loop.run_in_executor(None, self.live.discover, ns)}
+                with self.live.lock:
+                    for rel in ns.index.files:
+                        if rel not in keep:
+                            ns.index.remove_file(rel)
             await self.index_namespaces(list(self.namespaces), "nearsym: re-indexing")
 
 
@@ -476,6 +522,7 @@ def make_server() -> NearsymServer:
             )
         ls.symbol_kinds = client_symbol_kinds(params.capabilities)
         ls.resolve_range = _resolves_range(params.capabilities)
+        ls.ready = True
         for root in _roots(params):
             ls.live.add_root(root)
 
@@ -502,25 +549,20 @@ def make_server() -> NearsymServer:
         - The open file is the params' `textDocument` when present, else the
           inferred focus; with none known, the name alone ranks.
         - During indexing: answers from what is indexed so far.
-        - With a `partialResultToken`: the pages go as `$/progress`, best
-          first, each cut by PoolWidth so none reshuffles an earlier one;
-          the response itself is then empty.
+        - With a `partialResultToken`: the answer goes as `$/progress` pages
+          of `PAGE_SIZE`, best first (slices of one ranking, so none
+          reshuffles an earlier one); the response itself is then empty.
         - Cancelled (`$/cancelRequest`) before it runs: RequestCancelled.
         - With resolve support for `location.range`: uri only, range on
           `workspaceSymbol/resolve`.
         """
         msg_id = ls.protocol.msg_id
         open_file = ls.request_files.pop(msg_id, None) or ls.focus.path
-        await asyncio.sleep(0)  # let a $/cancelRequest already read take effect
-        limit = ls.config.max_results
+        found = await ls.results(params.query, open_file)
         token = params.partial_result_token
         if token is None:
-            return [ls.to_lsp(s) for s in ls.results(params.query, open_file, limit, 0)]
-        page = max(1, min(limit, fetch_limit(limit) // 5))
-        for offset in range(0, limit, page):
-            part = ls.results(params.query, open_file, min(page, limit - offset), offset)
-            if not part:
-                break
+            return [ls.to_lsp(s) for s in found]
+        for part in pages(found):
             ls.progress(types.ProgressParams(token=token, value=[ls.to_lsp(s) for s in part]))
             await asyncio.sleep(0)
         return []

@@ -1,0 +1,257 @@
+"""The live workspace over stdio: buffers, disk changes, folders, partial
+results, resolve, cancellation, configuration and errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import FIXTURE
+from .rawclient import RawClient
+
+pytestmark = pytest.mark.e2e
+
+WATCHING = {"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}}
+NOT_WATCHING: dict[str, Any] = {}
+
+
+async def session(root: Path, capabilities: dict[str, Any], **extra: Any) -> RawClient:
+    client = await RawClient.start()
+    params = {
+        "processId": None,
+        "rootUri": root.as_uri(),
+        "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+        "capabilities": {"window": {"workDoneProgress": True}, **capabilities},
+        **extra,
+    }
+    client.initialize_result = await client.request("initialize", params)  # type: ignore[attr-defined]
+    client.notify("initialized", {})
+    await until(client, "HTTPServer", lambda names: "HTTPServer" in names)
+    return client
+
+
+async def names(client: RawClient, query: str, **extra: Any) -> list[str]:
+    answer = await client.request("workspace/symbol", {"query": query, **extra})
+    return [s["name"] for s in answer["result"]]
+
+
+async def until(client: RawClient, query: str, check: Any, seconds: float = 10) -> list[str]:
+    found: list[str] = []
+    for _ in range(int(seconds / 0.05)):
+        found = await names(client, query)
+        if check(found):
+            return found
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{query!r} never satisfied the check; last answer {found}")
+
+
+def did_open(client: RawClient, path: Path, text: str) -> None:
+    client.notify(
+        "textDocument/didOpen",
+        {
+            "textDocument": {
+                "uri": path.as_uri(),
+                "languageId": "python",
+                "version": 1,
+                "text": text,
+            }
+        },
+    )
+
+
+async def test_unsaved_new_file_is_found_until_closed(workspace: Path) -> None:
+    client = await session(workspace, NOT_WATCHING)
+    try:
+        path = workspace / "app" / "draft.py"
+        did_open(client, path, "")
+        client.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": path.as_uri(), "version": 2},
+                "contentChanges": [{"text": "def never_saved_helper():\n    pass\n"}],
+            },
+        )
+        assert await names(client, "never_saved_helper") == ["never_saved_helper"]
+        client.notify("textDocument/didClose", {"textDocument": {"uri": path.as_uri()}})
+        assert await names(client, "never_saved_helper") == []
+    finally:
+        assert await client.close() == 0
+
+
+async def test_watched_files_notification_drops_a_deleted_file(workspace: Path) -> None:
+    client = await session(workspace, WATCHING)
+    try:
+        target = workspace / "beta" / "registry.py"
+        assert "unregister" in await names(client, "unregister")
+        target.unlink()
+        client.notify(
+            "workspace/didChangeWatchedFiles", {"changes": [{"uri": target.as_uri(), "type": 3}]}
+        )
+        assert await names(client, "unregister") == []
+        added = workspace / "beta" / "fresh.py"
+        added.write_text("def freshly_created():\n    pass\n")
+        client.notify(
+            "workspace/didChangeWatchedFiles", {"changes": [{"uri": added.as_uri(), "type": 1}]}
+        )
+        assert await names(client, "freshly_created") == ["freshly_created"]
+    finally:
+        assert await client.close() == 0
+
+
+async def test_own_watcher_sees_files_created_and_deleted(workspace: Path) -> None:
+    client = await session(workspace, NOT_WATCHING)
+    try:
+        added = workspace / "alpha" / "watched.py"
+        added.write_text("def seen_by_the_watcher():\n    pass\n")
+        await until(client, "seen_by_the_watcher", lambda n: n == ["seen_by_the_watcher"])
+        shutil.rmtree(workspace / "alpha")
+        await until(client, "AlphaPlugin", lambda n: n == [])
+    finally:
+        assert await client.close() == 0
+
+
+async def test_new_workspace_folder_is_indexed_and_a_removed_one_dropped(
+    workspace: Path, tmp_path: Path
+) -> None:
+    client = await session(workspace, NOT_WATCHING)
+    try:
+        other = tmp_path / "other"
+        other.mkdir()
+        (other / "extra.go").write_text("package extra\n\nfunc OtherFolderFunc() {}\n")
+        folder = {"uri": other.as_uri(), "name": "other"}
+        client.notify(
+            "workspace/didChangeWorkspaceFolders", {"event": {"added": [folder], "removed": []}}
+        )
+        await until(client, "OtherFolderFunc", lambda n: n == ["OtherFolderFunc"])
+        client.notify(
+            "workspace/didChangeWorkspaceFolders", {"event": {"added": [], "removed": [folder]}}
+        )
+        await until(client, "OtherFolderFunc", lambda n: n == [])
+    finally:
+        assert await client.close() == 0
+
+
+async def test_partial_results_concatenate_to_the_unpaged_answer(workspace: Path) -> None:
+    client = await session(workspace, NOT_WATCHING, initializationOptions={"maxResults": 30})
+    try:
+        whole = await client.request("workspace/symbol", {"query": ""})
+        paged = await client.request("workspace/symbol", {"query": "", "partialResultToken": "pr"})
+        assert paged["result"] == []
+        parts = [
+            n["params"]["value"]
+            for n in client.notifications
+            if n.get("method") == "$/progress" and n["params"]["token"] == "pr"
+        ]
+        assert len(parts) >= 2
+        assert [s for part in parts for s in part] == whole["result"]
+    finally:
+        assert await client.close() == 0
+
+
+async def test_superseded_queries_are_cancelled(workspace: Path) -> None:
+    """Keystrokes faster than answers: each query is cancelled as the next one
+    is sent, the way VS Code does. Queued ones answer RequestCancelled; the
+    last one is answered; the server keeps serving."""
+    for n in range(300):
+        (workspace / "app" / f"bulk{n}.py").write_text(
+            "".join(f"def entry_{n}_{k}():\n    pass\n" for k in range(40))
+        )
+    client = await session(workspace, NOT_WATCHING)
+    try:
+        await until(client, "entry_299_39", lambda n: n == ["entry_299_39"])
+        loop = asyncio.get_running_loop()
+        futures = []
+        wire = b""
+        for k in range(30):
+            msg_id = 1000 + k
+            futures.append(loop.create_future())
+            client.pending[msg_id] = futures[-1]
+            messages = [{"jsonrpc": "2.0", "id": msg_id, "method": "workspace/symbol",
+                         "params": {"query": "entry"[: 1 + k % 5]}}]  # fmt: skip
+            if k < 29:
+                messages.append(
+                    {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": msg_id}}
+                )
+            for m in messages:
+                body = json.dumps(m).encode()
+                wire += b"Content-Length: %d\r\n\r\n" % len(body) + body
+        assert client.process.stdin is not None
+        client.process.stdin.write(wire)
+        answers = [await asyncio.wait_for(f, 30) for f in futures]
+        cancelled = [a for a in answers if a.get("error", {}).get("code") == -32800]
+        assert cancelled, "no superseded query was cancelled"
+        assert "result" in answers[-1] and answers[-1]["result"]
+        assert all("result" in a or a["error"]["code"] == -32800 for a in answers)
+        assert await names(client, "register")
+    finally:
+        assert await client.close() == 0
+
+
+async def test_resolve_fills_the_range(workspace: Path) -> None:
+    resolving = {"workspace": {"symbol": {"resolveSupport": {"properties": ["location.range"]}}}}
+    client = await session(workspace, resolving)
+    try:
+        answer = await client.request("workspace/symbol", {"query": "HTTPServer"})
+        item = answer["result"][0]
+        assert "range" not in item["location"]
+        resolved = await client.request("workspaceSymbol/resolve", item)
+        assert resolved["result"]["location"]["range"] == {
+            "start": {"line": 6, "character": 5},
+            "end": {"line": 6, "character": 15},
+        }
+    finally:
+        assert await client.close() == 0
+
+
+async def test_configuration_change_applies_and_reports_bad_values(workspace: Path) -> None:
+    client = await session(workspace, NOT_WATCHING)
+    try:
+        client.notify(
+            "workspace/didChangeConfiguration",
+            {"settings": {"nearsym": {"exclude": ["beta/"], "maxResults": "lots"}}},
+        )
+        await until(client, "unregister", lambda n: n == [])
+        assert any(
+            n.get("method") == "window/showMessage" and "maxResults" in n["params"]["message"]
+            for n in client.notifications
+        )
+        client.notify(
+            "workspace/didChangeConfiguration", {"settings": {"nearsym": {"languages": ["go"]}}}
+        )
+        await until(client, "register", lambda n: n == [])
+        assert "HTTPServer" in await names(client, "HTTPServer")  # never dropped meanwhile
+    finally:
+        assert await client.close() == 0
+
+
+async def test_protocol_errors_get_json_rpc_errors_and_the_server_keeps_serving(
+    workspace: Path,
+) -> None:
+    client = await RawClient.start()
+    try:
+        early = await client.request("workspace/symbol", {"query": "x"})
+        assert early["error"]["code"] == -32002  # ServerNotInitialized
+        client.notify("initialize", None)  # a notification where a request belongs
+        client.send_bytes(b"{not json")
+        answer = await client.request(
+            "initialize",
+            {"processId": None, "rootUri": workspace.as_uri(), "capabilities": {}},
+        )
+        assert "capabilities" in answer["result"]
+        client.notify("initialized", {})
+        unknown = await client.request("nearsym/noSuchMethod", {})
+        assert unknown["error"]["code"] == -32601
+        malformed = await client.request("workspace/symbol", {"no_query": True})
+        assert malformed["error"]["code"] in (-32602, -32603)  # invalid params
+        await until(client, "HTTPServer", lambda n: "HTTPServer" in n)
+    finally:
+        assert await client.close() == 0
+
+
+def test_fixture_is_untouched() -> None:
+    assert (FIXTURE / "beta" / "registry.py").exists()
