@@ -37,7 +37,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from nearsym.match import is_qualified, normalise_qualified
 from nearsym.model import Symbol
@@ -45,19 +45,30 @@ from nearsym.proximity import directory_distance
 
 
 class _NameTable:
-    """Definitions by a lower-cased key, with the keys sorted and joined."""
+    """Definitions by a lower-cased key, with the keys sorted and joined.
+
+    The sorted keys and the joined string are rebuilt only when the keys
+    added since the last build outnumber a tenth of the table (at least
+    `RECENT_MIN`): until then new keys wait in `_recent` and each scan reads
+    them too, and removed keys are skipped where they are met. So an edit
+    costs no rebuild, and a bulk index rebuilds O(log n) times.
+    """
+
+    RECENT_MIN = 4096
 
     def __init__(self) -> None:
         self.by_key: dict[str, list[Symbol]] = {}
-        self._keys: list[str] | None = []
+        self._keys: list[str] = []
         self._blob = "\n"
         self._offsets: list[int] = []
+        self._recent: set[str] = set()
 
     def add(self, key: str, symbol: Symbol) -> None:
         bucket = self.by_key.get(key)
         if bucket is None:
             self.by_key[key] = [symbol]
-            self._keys = None
+            if not self._built(key):
+                self._recent.add(key)
         else:
             bucket.append(symbol)
 
@@ -71,10 +82,17 @@ class _NameTable:
             return
         if not bucket:
             del self.by_key[key]
-            self._keys = None
+            self._recent.discard(key)
 
-    def _fresh(self) -> list[str]:
-        if self._keys is None:
+    def _built(self, key: str) -> bool:
+        i = bisect.bisect_left(self._keys, key)
+        return i < len(self._keys) and self._keys[i] == key
+
+    def _fresh(self) -> None:
+        stale = len(self._keys) - (len(self.by_key) - len(self._recent))
+        if len(self._recent) > max(self.RECENT_MIN, len(self._keys) // 10) or (
+            stale > max(self.RECENT_MIN, len(self._keys) // 2)
+        ):
             keys = sorted(self.by_key)
             self._keys = keys
             self._blob = "\n" + "\n".join(keys) + "\n"
@@ -84,50 +102,84 @@ class _NameTable:
                 offsets.append(at)
                 at += len(k) + 1
             self._offsets = offsets
-        return self._keys
+            self._recent = set()
 
     def _key_at(self, position: int) -> str:
-        keys = self._fresh()
         i = bisect.bisect_right(self._offsets, position) - 1
-        return keys[i]
+        return self._keys[i]
+
+    def _live(self, keys: Iterable[str]) -> Iterator[str]:
+        by_key = self.by_key
+        return (k for k in keys if k in by_key)
 
     def exact(self, key: str) -> list[str]:
         return [key] if key in self.by_key else []
 
     def with_prefix(self, prefix: str) -> Iterator[str]:
-        keys = self._fresh()
+        self._fresh()
+        keys = self._keys
         i = bisect.bisect_left(keys, prefix)
-        while i < len(keys) and keys[i].startswith(prefix):
-            yield keys[i]
-            i += 1
+
+        def built() -> Iterator[str]:
+            j = i
+            while j < len(keys) and keys[j].startswith(prefix):
+                yield keys[j]
+                j += 1
+
+        yield from self._live(built())
+        yield from sorted(k for k in self._recent if k.startswith(prefix))
 
     def containing(self, text: str) -> Iterator[str]:
         self._fresh()
         blob = self._blob
-        at = blob.find(text, 1)
-        last = ""
-        while at >= 0:
-            key = self._key_at(at)
-            if key != last:
+
+        def built() -> Iterator[str]:
+            at = blob.find(text, 1)
+            while at >= 0:
+                key = self._key_at(at)
                 yield key
-                last = key
-            at = blob.find(text, at + 1)
+                at = blob.find(text, blob.find("\n", at))  # next key, not the same again
+
+        yield from self._live(built())
+        yield from sorted(k for k in self._recent if text in k)
 
     def ending_with(self, suffix: str) -> Iterator[str]:
         """Keys equal to `suffix` or ending with `.suffix`."""
         yield from self.exact(suffix)
-        yield from self._blob_matches(re.escape("." + suffix) + r"\n")
-
-    def _blob_matches(self, pattern: str) -> Iterator[str]:
         self._fresh()
-        for m in re.finditer(pattern, self._blob):
-            yield self._key_at(m.start())
+        pattern = re.compile(re.escape("." + suffix) + r"\n")
+        yield from self._live(self._key_at(m.start()) for m in pattern.finditer(self._blob))
+        yield from sorted(k for k in self._recent if k.endswith("." + suffix))
 
     def subsequence(self, text: str) -> Iterator[str]:
         self._fresh()
-        pattern = "(?m)^" + "".join(f"[^\\n]*?{re.escape(ch)}" for ch in text) + "[^\\n]*$"
-        for m in re.finditer(pattern, self._blob):
-            yield self._blob[m.start() : m.end()]
+        pattern = re.compile(
+            "(?m)^" + "".join(f"[^\\n]*?{re.escape(ch)}" for ch in text) + "[^\\n]*$"
+        )
+        blob = self._blob
+        yield from self._live(blob[m.start() : m.end()] for m in pattern.finditer(blob))
+        if self._recent:
+            recent = "\n".join(sorted(self._recent))
+            yield from (recent[m.start() : m.end()] for m in pattern.finditer(recent))
+
+
+TIER_SCAN = 10_000
+"""A tier (prefix, substring, subsequence) is read until it holds this many
+names (20 widest pools), then sorted shortest first: enough for the
+reranker, and a one-letter query does not walk a million names. The cap does
+not depend on the pool width, so a narrower pool stays a prefix of a wider
+one (paging)."""
+
+
+def _first(keys: Iterable[str], width: int) -> list[str]:
+    del width  # the same cap for every width: see TIER_SCAN
+    out: list[str] = []
+    cap = TIER_SCAN
+    for key in keys:
+        out.append(key)
+        if len(out) >= cap:
+            break
+    return out
 
 
 def _by_length(keys: Iterable[str]) -> list[str]:
@@ -204,21 +256,23 @@ class SymbolIndex:
             wanted = normalise_qualified(query).strip(".").lower()
             if not wanted:
                 return []
-            tiers = [
-                (self._qualified, _by_length(self._qualified.ending_with(wanted))),
-                (self._qualified, _by_length(self._qualified.containing(wanted))),
-                (self._qualified, _by_length(self._qualified.subsequence(wanted))),
+            q = self._qualified
+            tiers: list[tuple[_NameTable, Callable[[], list[str]]]] = [
+                (q, lambda: _by_length(q.ending_with(wanted))),
+                (q, lambda: _by_length(_first(q.containing(wanted), width))),
+                (q, lambda: _by_length(_first(q.subsequence(wanted), width))),
             ]
             return self._fill(tiers, width, exact_tiers=1)
+        n = self._names
         tiers = [
-            (self._names, self._names.exact(text)),
-            (self._names, _by_length(self._names.with_prefix(text))),
-            (self._names, _by_length(self._names.containing(text))),
-            (self._names, _by_length(self._names.subsequence(text))),
+            (n, lambda: n.exact(text)),
+            (n, lambda: _by_length(_first(n.with_prefix(text), width))),
+            (n, lambda: _by_length(_first(n.containing(text), width))),
+            (n, lambda: _by_length(_first(n.subsequence(text), width))),
         ]
         pool = self._fill(tiers, width, exact_tiers=1)
         if len(pool) < width:
-            owners = _by_length(self._qualified.subsequence(text))
+            owners = _by_length(_first(self._qualified.subsequence(text), width))
             seen = {id(s) for s in pool}
             for key in owners:
                 for s in _sorted_bucket(self._qualified.by_key[key]):
@@ -231,15 +285,15 @@ class SymbolIndex:
 
     @staticmethod
     def _fill(
-        tiers: list[tuple[_NameTable, list[str]]], width: int, exact_tiers: int
+        tiers: list[tuple[_NameTable, Callable[[], list[str]]]], width: int, exact_tiers: int
     ) -> list[Symbol]:
         pool: list[Symbol] = []
         seen_keys: set[tuple[int, str]] = set()
         exact = 0
-        for number, (table, keys) in enumerate(tiers):
+        for number, (table, tier) in enumerate(tiers):
             if number >= exact_tiers and len(pool) >= width:
                 break
-            for key in keys:
+            for key in tier():
                 if (id(table), key) in seen_keys:
                     continue
                 seen_keys.add((id(table), key))

@@ -197,9 +197,7 @@ class LiveWorkspace:
         """Apply a batch of file-system events (absolute paths)."""
         rewalk: set[str] = set()
         for change, path in changes:
-            if _is_rule_file(path) or (
-                change is not Change.DELETED and os.path.isdir(path) and not os.path.islink(path)
-            ):
+            if _is_rule_file(path):
                 rewalk.update(ns.root for ns in self._owners(path))
                 continue
             if change is Change.DELETED:
@@ -244,8 +242,9 @@ class LiveWorkspace:
     def _from_disk(self, path: str) -> None:
         """Index `path` (a file, or a folder's files) as a walk would now."""
         if os.path.isdir(path) and not os.path.islink(path):
-            for ns in self._owners(path):
-                self.rewalk(ns)
+            for ns in self._owners(path):  # a folder made (or moved in): walk it alone
+                for sf in discover(ns.root, self.config, under=path):
+                    self.apply(ns, sf, self.read(ns, sf))
             return
         if path in self.buffers:
             return

@@ -280,10 +280,21 @@ def score_symbol_name(query: str, name: str, container: str) -> float:
 
 
 def explain_name(
-    query: str, name: str, container: str, tail: bool = True, smart_case: bool = True
+    query: str,
+    name: str,
+    container: str,
+    tail: bool = True,
+    smart_case: bool = True,
+    positions: bool = False,
 ) -> NameEvidence:
     """The name score with the reading that produced it. `tail=False` leaves
-    out the length penalty: the shape of the match alone."""
+    out the length penalty: the shape of the match alone. `positions=True`
+    also finds which characters matched (for `explain()`; the ranking does
+    not need them)."""
+
+    def where(q: str, n: str) -> tuple[int, ...]:
+        return _positions(q, n) if positions else ()
+
     if is_qualified(query):
         wanted = normalise_qualified(query).strip(".")
         qualified = f"{container}.{name}" if container else name
@@ -293,16 +304,14 @@ def explain_name(
             score = EXACT_SCORE if exact else EXACT_IGNORING_CASE_SCORE
             return NameEvidence(score, "qualified, exact", qualified)
         score = _score_single(wanted, qualified, tail, smart_case)
-        return NameEvidence(score, "qualified", qualified, _positions(wanted, qualified))
+        return NameEvidence(score, "qualified", qualified, where(wanted, qualified))
     plain = score_name(query, name, tail, smart_case)
-    evidence = NameEvidence(plain, "name", name, _positions(query, name))
+    evidence = NameEvidence(plain, "name", name, where(query, name))
     if container:
         qualified = f"{container}.{name}"
         owner = QUALIFIED_DISCOUNT * score_name(query, qualified, tail, smart_case)
         if owner > plain:
-            evidence = NameEvidence(
-                owner, "owner (discounted)", qualified, _positions(query, qualified)
-            )
+            evidence = NameEvidence(owner, "owner (discounted)", qualified, where(query, qualified))
     return evidence
 
 

@@ -224,11 +224,11 @@ def symbol_file(symbol: Symbol) -> str:
     return os.path.join(symbol.root, *symbol.path.split("/"))
 
 
-def evidence(query: str, symbol: Symbol, context: RankContext) -> Evidence:
+def evidence(query: str, symbol: Symbol, context: RankContext, positions: bool = False) -> Evidence:
     """Every component the order of `symbol` depends on."""
     policy = context.policy
     case = policy.smart_case
-    name = explain_name(query, symbol.name, symbol.container, smart_case=case)
+    name = explain_name(query, symbol.name, symbol.container, smart_case=case, positions=positions)
     shape = (
         explain_name(query, symbol.name, symbol.container, tail=False, smart_case=case).score
         if policy.tail_late
@@ -355,7 +355,7 @@ def rerank_groups(
 def explain(query: str, symbol: Symbol, context: RankContext | None = None) -> str:
     """One line per score component of `symbol` for `query`, in rank order."""
     ctx = context or RankContext()
-    ev = evidence(query, symbol, ctx)
+    ev = evidence(query, symbol, ctx, positions=True)
     lines = [
         f"{symbol.qualified_name}  ({symbol.kind.label}, {symbol.path}:{symbol.span.line + 1})",
         f"  name      {ev.name_score:.3f}  {ev.name.reading}: "

@@ -123,6 +123,27 @@ def _root_rules(root: str, config: Config) -> _Ignore:
     return ignore
 
 
+def _rules_down_to(
+    root: str, folders: list[str], config: Config
+) -> tuple[_Ignore, str, str] | None:
+    """The ignore rules in force inside `root/folders...` (before that
+    folder's own `.gitignore`), its absolute and relative path; None when a
+    walk would never enter it."""
+    rules = _root_rules(root, config)
+    folder, rel_folder = root, ""
+    for part in folders:
+        rules = rules.extended(rel_folder, _read_ignore_file(os.path.join(folder, ".gitignore")))
+        rel_folder = f"{rel_folder}/{part}" if rel_folder else part
+        folder = os.path.join(folder, part)
+        if part in EXCLUDED_DIRS or rules.ignored(rel_folder, True):
+            return None
+        if os.path.islink(folder) and not config.follow_symlinks:
+            return None
+        if _is_venv(folder):
+            return None
+    return rules, folder, rel_folder
+
+
 def indexable(root: str, path: str, config: Config, must_exist: bool = True) -> SourceFile | None:
     """The SourceFile for `path` when `discover(root)` would yield it now;
     None when it is gone, excluded, ignored, behind a link, or not source.
@@ -138,18 +159,10 @@ def indexable(root: str, path: str, config: Config, must_exist: bool = True) -> 
     if rel.startswith("..") or os.path.isabs(rel):
         return None
     parts = rel.split(os.sep)
-    rules = _root_rules(root, config)
-    folder, rel_folder = root, ""
-    for part in parts[:-1]:
-        rules = rules.extended(rel_folder, _read_ignore_file(os.path.join(folder, ".gitignore")))
-        rel_folder = f"{rel_folder}/{part}" if rel_folder else part
-        folder = os.path.join(folder, part)
-        if part in EXCLUDED_DIRS or rules.ignored(rel_folder, True):
-            return None
-        if os.path.islink(folder) and not config.follow_symlinks:
-            return None
-        if _is_venv(folder):
-            return None
+    chain = _rules_down_to(root, parts[:-1], config)
+    if chain is None:
+        return None
+    rules, folder, rel_folder = chain
     rules = rules.extended(rel_folder, _read_ignore_file(os.path.join(folder, ".gitignore")))
     rel = "/".join(parts)
     if rules.ignored(rel, False):
@@ -172,17 +185,29 @@ def discover(
     root: str,
     config: Config,
     on_skip: Callable[[str, str], None] | None = None,
+    under: str | None = None,
 ) -> Iterator[SourceFile]:
-    """Yield every indexable source file under `root`, in walk order.
+    """Yield every indexable source file under `root`, in walk order; with
+    `under` (a folder inside root), only the files below that folder, judged
+    by the same rules as a walk from the root.
 
     `on_skip(path, reason)` hears about folders and files passed over for a
     reason a person may want to know (link loops, unreadable folders).
     """
     root = os.path.abspath(root)
     real_root = os.path.realpath(root)
-    ignore = _root_rules(root, config)
-    seen_dirs: set[str] = {real_root}
-    stack: list[tuple[str, str, _Ignore]] = [(root, "", ignore)]
+    start = os.path.abspath(under) if under else root
+    rel_start = os.path.relpath(start, root)
+    if rel_start == ".":
+        chain: tuple[_Ignore, str, str] | None = (_root_rules(root, config), root, "")
+    elif rel_start.startswith("..") or not os.path.isdir(start):
+        return
+    else:
+        chain = _rules_down_to(root, rel_start.split(os.sep), config)
+    if chain is None:
+        return
+    seen_dirs: set[str] = {real_root, os.path.realpath(start)}
+    stack: list[tuple[str, str, _Ignore]] = [(chain[1], chain[2], chain[0])]
 
     def skip(path: str, reason: str) -> None:
         log.info("skipped %s: %s", path, reason)
