@@ -28,10 +28,12 @@
 (method_elem
   name: (field_identifier) @name) @definition.method
 
+; `name:` marks only the first of `a, b = 1, 2` in tree-sitter-go's const_spec,
+; so match the spec's identifier children (its names) directly.
 (source_file
   (const_declaration
     (const_spec
-      name: (identifier) @name) @definition.constant))
+      (identifier) @name) @definition.constant))
 
 (source_file
   (var_declaration
