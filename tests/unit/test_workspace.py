@@ -86,6 +86,10 @@ def test_size_cap_and_binary_files(tmp_path: Path) -> None:
     with pytest.raises(SkippedFile, match="binary"):
         read_source(str(binary), 10_000)
     assert read_source(str(big), 10_000).startswith(b"x = 1")
+    minified = tmp_path / "bundle.min.js"
+    minified.write_text("var a=1;" * 20_000)
+    with pytest.raises(SkippedFile, match="minified"):
+        read_source(str(minified), 1_000_000)
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads every file")
