@@ -64,8 +64,8 @@ def config_from_options(options: Any, base: Config | None = None) -> tuple[Confi
     message per value that was ignored."""
     config = base or Config()
     problems: list[str] = []
-    if options is None:
-        return config, problems
+    if options is None or options == []:
+        return config, problems  # Lua clients send an empty table as []
     if not isinstance(options, dict):
         return config, ["nearsym: initializationOptions must be an object; using defaults"]
     known = {f.name for f in fields(Config)}
