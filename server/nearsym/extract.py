@@ -160,7 +160,10 @@ def extract_symbols(source: bytes, spec: LanguageSpec, root: str, path: str) -> 
             key = (name_node.start_byte, name_node.end_byte)
             if key in chosen and chosen[key][0] <= pattern:
                 continue
-            d = _Definition(nodes[0], name_node, kind, _text(name_node))
+            text = _text(name_node)
+            if kind is Kind.OPERATOR and not text.startswith("operator"):
+                text = f"operator {text}"  # C#: `operator +`, `operator int`
+            d = _Definition(nodes[0], name_node, kind, text)
             if scope:
                 d.scope = _text(scope[0])
             chosen[key] = (pattern, d)

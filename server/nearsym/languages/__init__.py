@@ -105,6 +105,7 @@ CAPTURE_KINDS: dict[str, Kind] = {
     "constant": Kind.CONSTANT,
     "variable": Kind.VARIABLE,
     "macro": Kind.FUNCTION,
+    "operator": Kind.OPERATOR,
     "event": Kind.EVENT,
 }
 

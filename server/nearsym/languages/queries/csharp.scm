@@ -18,3 +18,5 @@
 (event_field_declaration (variable_declaration (variable_declarator name: (identifier) @name))) @definition.event
 (field_declaration (variable_declaration (variable_declarator name: (identifier) @name))) @definition.field
 (local_function_statement name: (identifier) @name) @definition.function
+(operator_declaration operator: _ @name) @definition.operator
+(conversion_operator_declaration type: (_) @name) @definition.operator
