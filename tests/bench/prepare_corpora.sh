@@ -6,7 +6,7 @@ set -euo pipefail
 BENCH="${BENCH:-/tmp/bench}"
 mkdir -p "$BENCH"
 need=()
-for p in universal-ctags golang-src openjdk-17-source linux-source librust-serde-dev librust-regex-dev librust-syn-dev; do
+for p in universal-ctags golang-src openjdk-17-source linux-source librust-serde-dev librust-regex-dev librust-syn-dev ruby neovim; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -16,9 +16,10 @@ cd "$BENCH"
 [ -d java/java.base ] || { mkdir -p java && (cd java && unzip -q -o /usr/lib/jvm/openjdk-17/lib/src.zip 'java.base/*'); }
 [ -d linux-source-6.1/kernel ] || tar -xJf /usr/src/linux-source-*.tar.xz --wildcards \
   'linux-source-*/kernel' 'linux-source-*/mm' 'linux-source-*/fs/ext4' 'linux-source-*/include/linux'
+[ -d js/package ] || { mkdir -p js && (cd js && npm pack lodash@4 --silent >/dev/null && tar xzf lodash-*.tgz); }
 [ -d ts/package ] || { mkdir -p ts && (cd ts && npm pack typescript@5 --silent >/dev/null && tar xzf typescript-*.tgz); }
 if [ ! -d cpython ]; then
   stdlib=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')
   mkdir -p cpython && cp -r "$stdlib"/. cpython/ && rm -rf cpython/site-packages
 fi
-echo "python=$BENCH/cpython go=$(ls -d /usr/share/go-*/src | tail -1) java=$BENCH/java c=$(ls -d "$BENCH"/linux-source-*) rust=/usr/share/cargo/registry typescript=$BENCH/ts/package"
+echo "python=$BENCH/cpython go=$(ls -d /usr/share/go-*/src | tail -1) java=$BENCH/java c=$(ls -d "$BENCH"/linux-source-*) rust=/usr/share/cargo/registry typescript=$BENCH/ts/package javascript=$BENCH/js/package ruby=$(ls -d /usr/lib/ruby/3.*/ | head -1) lua=/usr/share/nvim/runtime/lua"
