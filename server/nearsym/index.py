@@ -62,6 +62,7 @@ class _NameTable:
         self._blob = "\n"
         self._offsets: list[int] = []
         self._recent: set[str] = set()
+        self._counts: dict[str, int] = {}
 
     def add(self, key: str, symbol: Symbol) -> None:
         bucket = self.by_key.get(key)
@@ -103,6 +104,7 @@ class _NameTable:
                 at += len(k) + 1
             self._offsets = offsets
             self._recent = set()
+            self._counts = {}
 
     def _key_at(self, position: int) -> str:
         i = bisect.bisect_right(self._offsets, position) - 1
@@ -151,26 +153,37 @@ class _NameTable:
         yield from self._live(self._key_at(m.start()) for m in pattern.finditer(self._blob))
         yield from sorted(k for k in self._recent if k.endswith("." + suffix))
 
+    def _count(self, ch: str) -> int:
+        """How often `ch` occurs in the built keys (cached per build)."""
+        found = self._counts.get(ch)
+        if found is None:
+            found = self._counts[ch] = self._blob.count(ch)
+        return found
+
     def subsequence(self, text: str) -> Iterator[str]:
         """Keys holding `text` as an ordered subsequence, in key order.
 
-        One unanchored regex (`a[^\\n]*?b[^\\n]*?c`) searched from key to
-        key: the engine skips ahead to the first character by itself, so
-        keys without it cost nothing (2-6 times faster than a `^...$` line
-        pattern on the Go standard library's 105,000 names).
+        The keys that can match all contain the query's rarest character, so
+        the scan jumps (`str.find`, in C) from one occurrence of that
+        character to the next and tests only those keys with the whole
+        pattern. A query's rarest character is usually rare: on 600,000
+        names this reads a few thousand keys instead of all of them.
         """
         self._fresh()
         pattern = re.compile(
             re.escape(text[0]) + "".join(f"[^\\n]*?{re.escape(ch)}" for ch in text[1:])
         )
+        rare = min(set(text), key=self._count)
 
         def scan(blob: str) -> Iterator[str]:
-            at = 1
-            while (m := pattern.search(blob, at)) is not None:
-                start = blob.rfind("\n", 0, m.start()) + 1
-                end = blob.find("\n", m.end())
-                yield blob[start:end]
-                at = end
+            at = blob.find(rare, 1)
+            while at >= 0:
+                start = blob.rfind("\n", 0, at) + 1
+                end = blob.find("\n", at)
+                key = blob[start:end]
+                if pattern.search(key):
+                    yield key
+                at = blob.find(rare, end)
 
         yield from self._live(scan(self._blob))
         if self._recent:
