@@ -5,42 +5,27 @@ nearsym's first answer for `register` follows the selected window."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from .conftest import editor_workspace, require
+
 pytestmark = pytest.mark.editors
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-FIXTURE = REPO / "tests" / "fixtures" / "polyglot"
 
 
 def test_window_switch_flips_the_order_in_terminal_emacs(tmp_path: Path) -> None:
     emacs, tmux = shutil.which("emacs"), shutil.which("tmux")
-    if not (emacs and tmux):
-        if os.environ.get("CI"):
-            pytest.fail("emacs and tmux must be installed (.ci/run installs them)")
-        pytest.skip("emacs or tmux missing")
-    ws = tmp_path / "ws"
-    shutil.copytree(FIXTURE, ws)
-    (ws / ".git").mkdir()
-    out = tmp_path / "out.txt"
-    env = {
-        **os.environ,
-        "WS": str(ws),
-        "OUT": str(out),
-        "PLUGIN": str(REPO / "editors" / "emacs"),
-        "NEARSYM_CMD": json.dumps([sys.executable, "-m", "nearsym", "serve"]),
-        "TERM": "xterm-256color",
-        "HOME": str(tmp_path),
-    }
+    require(bool(emacs and tmux), "emacs or tmux")
+    assert emacs and tmux
+    _, out, env = editor_workspace(tmp_path, "emacs", "out.txt")
+    env.update(TERM="xterm-256color", HOME=str(tmp_path))
     socket = f"nearsym-test-{os.getpid()}"
     tmux_cmd = [tmux, "-L", socket]
     command = f"{emacs} -nw -q -l {HERE / 'emacs_setup.el'}"

