@@ -63,6 +63,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     idx.add_argument("--json", action="store_true", help="print the figures as JSON")
 
+    be = sub.add_parser("bench", help="measure indexing, memory and query latency on a tree")
+    be.add_argument("--root", action="append", metavar="DIR", help="folder (repeatable; default .)")
+    be.add_argument("--queries", metavar="FILE", help="one query a line (default: a seeded mix)")
+    be.add_argument("--count", type=int, default=210, help="queries in the drawn mix")
+    be.add_argument("--vs-ctags", action="store_true", help="also time ctags -R on the same tree")
+    be.add_argument("--no-lsp", action="store_true", help="skip the LSP stdio measurement")
+
     ev = sub.add_parser("eval", help="measure ranking on a golden set of cases")
     ev.add_argument("cases", metavar="CASES.jsonl")
     ev.add_argument("--corpora", required=True, metavar="DIR", help="folder holding dev/<corpus>/")
@@ -256,6 +263,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_eval(args)
     if args.command == "index":
         return run_index(args)
+    if args.command == "bench":
+        from nearsym.bench import run
+
+        print(run(args.root or ["."], args.queries, args.count, args.vs_ctags, not args.no_lsp))
+        return 0
     return run_search(args)
 
 
