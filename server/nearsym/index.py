@@ -2,270 +2,218 @@
 
 Design note
 -----------
-The index keeps each file's definitions and two name tables over them: one
-keyed by the lower-cased name, one by the lower-cased qualified name
-(`container.name`). A table holds its distinct keys sorted, and the same keys
-joined into one newline-separated string, so that the scans below run inside
-C (`str.find`, `re.finditer`) instead of a Python loop per name.
+The index is a short list of immutable columnar segments (`segment`), a
+file table (path per file id) and, per file, the segment holding its live
+definitions. Replacing a file builds a segment of that file alone and marks
+its old rows dead; segments are merged like a binary counter (the newest
+two whenever the newer holds at least half as many live rows as the
+older), so there are O(log n) of them, each row is moved O(log n) times,
+and dead rows are dropped on the way. A bulk load (`replace_files`) builds
+one segment per batch.
 
 Candidate retrieval returns a *pool* in the index's own order, the retrieval
 rank, in tiers that mirror how strongly a name answers the query:
 
 1. exact names (all of them, even past the pool width: an exact match is
    never lost),
-2. names starting with the query (bisect over the sorted keys),
-3. names containing it (`str.find` over the joined keys),
-4. names containing it as an ordered subsequence (one regex over the keys),
-5. qualified names containing it as a subsequence (a method found by its
-   owner's name).
+2. names starting with the query,
+3. names containing it,
+4. names containing it as an ordered subsequence (camel-hump and snake
+   initials, `gfs`, `spnlk`).
 
-Inside a tier, shorter names come first, then alphabetical; a name's
-definitions come in path then line order. A qualified query (`App.run`)
-searches the qualified table only. The empty query returns the definitions of
-the files nearest the open file.
+Inside a tier names come shortest first, then alphabetical, merged lazily
+across segments, so a tier is read only as far as the pool needs. A name's
+definitions come in path then position order. A qualified query
+(`Cart.add`) runs the tiers on its last part (`add`) and keeps the
+definitions whose `container.name` holds the whole query in order; those
+whose qualified name ends with it come first, all of them. The empty query
+returns the definitions of the files nearest the open file.
 
-Updating a file whose names are already known only touches the per-name
-lists; the sorted keys and joined string are rebuilt lazily, on the next
-query, and only when a key appeared or disappeared.
-
-What this does not do yet: compact columns for millions of symbols, and a
-trigram index for subsequence queries at that scale (issue 5).
+Verification in tiers 3 and 4 stops after `VERIFY_BUDGET` names, so no
+query walks millions of names; what it finds by then is what it returns
+(exact matches are never subject to it).
 """
 
 from __future__ import annotations
 
-import bisect
 import os
-import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
+import numpy as np
+from numpy.typing import NDArray
+
+from nearsym.columns import LOCAL_BIT, FileDefs
 from nearsym.match import is_qualified, is_subsequence, normalise_qualified
-from nearsym.model import Symbol
+from nearsym.model import Kind, Span, Symbol
 from nearsym.proximity import directory_distance
+from nearsym.segment import Segment, batch_from_files, merged_keys, subsequence_pattern
 
+VERIFY_BUDGET = 20_000
+"""Names a query may test in the substring and subsequence tiers."""
 
-class _NameTable:
-    """Definitions by a lower-cased key, with the keys sorted and joined.
+_KINDS: dict[int, Kind] = {int(k): k for k in Kind}
 
-    The sorted keys and the joined string are rebuilt only when the keys
-    added since the last build outnumber a tenth of the table (at least
-    `RECENT_MIN`): until then new keys wait in `_recent` and each scan reads
-    them too, and removed keys are skipped where they are met. So an edit
-    costs no rebuild, and a bulk index rebuilds O(log n) times.
-    """
-
-    RECENT_MIN = 4096
-
-    def __init__(self) -> None:
-        self.by_key: dict[str, list[Symbol]] = {}
-        self._keys: list[str] = []
-        self._blob = "\n"
-        self._offsets: list[int] = []
-        self._recent: set[str] = set()
-        self._counts: dict[str, int] = {}
-
-    def add(self, key: str, symbol: Symbol) -> None:
-        bucket = self.by_key.get(key)
-        if bucket is None:
-            self.by_key[key] = [symbol]
-            if not self._built(key):
-                self._recent.add(key)
-        else:
-            bucket.append(symbol)
-
-    def discard(self, key: str, symbol: Symbol) -> None:
-        bucket = self.by_key.get(key)
-        if bucket is None:
-            return
-        try:
-            bucket.remove(symbol)
-        except ValueError:
-            return
-        if not bucket:
-            del self.by_key[key]
-            self._recent.discard(key)
-
-    def _built(self, key: str) -> bool:
-        i = bisect.bisect_left(self._keys, key)
-        return i < len(self._keys) and self._keys[i] == key
-
-    def _fresh(self) -> None:
-        stale = len(self._keys) - (len(self.by_key) - len(self._recent))
-        if len(self._recent) > max(self.RECENT_MIN, len(self._keys) // 10) or (
-            stale > max(self.RECENT_MIN, len(self._keys) // 2)
-        ):
-            keys = sorted(self.by_key)
-            self._keys = keys
-            self._blob = "\n" + "\n".join(keys) + "\n"
-            offsets = []
-            at = 1
-            for k in keys:
-                offsets.append(at)
-                at += len(k) + 1
-            self._offsets = offsets
-            self._recent = set()
-            self._counts = {}
-
-    def _key_at(self, position: int) -> str:
-        i = bisect.bisect_right(self._offsets, position) - 1
-        return self._keys[i]
-
-    def _live(self, keys: Iterable[str]) -> Iterator[str]:
-        by_key = self.by_key
-        return (k for k in keys if k in by_key)
-
-    def exact(self, key: str) -> list[str]:
-        return [key] if key in self.by_key else []
-
-    def with_prefix(self, prefix: str) -> Iterator[str]:
-        self._fresh()
-        keys = self._keys
-        i = bisect.bisect_left(keys, prefix)
-
-        def built() -> Iterator[str]:
-            j = i
-            while j < len(keys) and keys[j].startswith(prefix):
-                yield keys[j]
-                j += 1
-
-        yield from self._live(built())
-        yield from sorted(k for k in self._recent if k.startswith(prefix))
-
-    def containing(self, text: str) -> Iterator[str]:
-        self._fresh()
-        blob = self._blob
-
-        def built() -> Iterator[str]:
-            at = blob.find(text, 1)
-            while at >= 0:
-                key = self._key_at(at)
-                yield key
-                at = blob.find(text, blob.find("\n", at))  # next key, not the same again
-
-        yield from self._live(built())
-        yield from sorted(k for k in self._recent if text in k)
-
-    def ending_with(self, suffix: str) -> Iterator[str]:
-        """Keys equal to `suffix` or ending with `.suffix`."""
-        yield from self.exact(suffix)
-        self._fresh()
-        pattern = re.compile(re.escape("." + suffix) + r"\n")
-        yield from self._live(self._key_at(m.start()) for m in pattern.finditer(self._blob))
-        yield from sorted(k for k in self._recent if k.endswith("." + suffix))
-
-    def _count(self, ch: str) -> int:
-        """How often `ch` occurs in the built keys (cached per build)."""
-        found = self._counts.get(ch)
-        if found is None:
-            found = self._counts[ch] = self._blob.count(ch)
-        return found
-
-    def subsequence(self, text: str) -> Iterator[str]:
-        """Keys holding `text` as an ordered subsequence, in key order.
-
-        The keys that can match all contain the query's rarest character, so
-        the scan jumps (`str.find`, in C) from one occurrence of that
-        character to the next and tests only those keys, each in linear time
-        (a `a.*?b.*?c` regex backtracks exponentially on long keys that
-        almost match: 2 s for `test_no_delete` over CPython's names). A query's rarest character is usually rare: on 600,000
-        names this reads a few thousand keys instead of all of them.
-        """
-        self._fresh()
-        rare = min(set(text), key=self._count)
-
-        def scan(blob: str) -> Iterator[str]:
-            at = blob.find(rare, 1)
-            while at >= 0:
-                start = blob.rfind("\n", 0, at) + 1
-                end = blob.find("\n", at)
-                key = blob[start:end]
-                if is_subsequence(text, key):  # linear; a lazy regex backtracks badly
-                    yield key
-                at = blob.find(rare, end)
-
-        yield from self._live(scan(self._blob))
-        if self._recent:
-            yield from scan("\n" + "\n".join(sorted(self._recent)) + "\n")
-
-
-TIER_SCAN = 10_000
-"""A tier (prefix, substring, subsequence) is read until it holds this many
-names (20 widest pools), then sorted shortest first: enough for the
-reranker, and a one-letter query does not walk a million names. The cap does
-not depend on the pool width, so a narrower pool stays a prefix of a wider
-one (paging)."""
-
-
-def _first(keys: Iterable[str], width: int) -> list[str]:
-    del width  # the same cap for every width: see TIER_SCAN
-    out: list[str] = []
-    cap = TIER_SCAN
-    for key in keys:
-        out.append(key)
-        if len(out) >= cap:
-            break
-    return out
-
-
-def _by_length(keys: Iterable[str]) -> list[str]:
-    return sorted(set(keys), key=lambda k: (len(k), k))
+RowFilter = Callable[[Symbol], bool]
 
 
 class SymbolIndex:
     """Definitions of one workspace folder, replaceable a file at a time.
 
-    Invariant: the name tables hold exactly the symbols of `_files`; every
-    mutation goes through `replace_file` / `remove_file`.
+    Invariant: `_owner` maps each indexed file id to the one segment whose
+    rows for it are alive; every other segment's rows for it are dead.
     """
 
     def __init__(self, root: str) -> None:
         self.root = root
-        self._files: dict[str, tuple[Symbol, ...]] = {}
-        self._names = _NameTable()
-        self._qualified = _NameTable()
+        self._paths: list[str | None] = []
+        self._fid: dict[str, int] = {}
+        self._owner: dict[int, Segment] = {}
+        self._segments: list[Segment] = []
+        self._count = 0
         self.generation = 0
         """Bumped by every change, so caches derived from the index can tell
         they are stale."""
 
+    # -- the file table ----------------------------------------------------------
     def __len__(self) -> int:
-        return sum(len(s) for s in self._files.values())
+        return self._count
 
     def __contains__(self, path: str) -> bool:
-        return path in self._files
+        fid = self._fid.get(path)
+        return fid is not None and fid in self._owner
 
     @property
     def files(self) -> list[str]:
-        return list(self._files)
+        return [p for f in self._owner if (p := self._paths[f]) is not None]
+
+    @property
+    def segments(self) -> list[Segment]:
+        return list(self._segments)
+
+    def nbytes(self) -> int:
+        """Bytes held by the segments' columns (not the file table)."""
+        return sum(s.nbytes() for s in self._segments)
+
+    def _file_id(self, path: str) -> int:
+        fid = self._fid.get(path)
+        if fid is None:
+            fid = self._fid[path] = len(self._paths)
+            self._paths.append(path)
+        return fid
 
     def symbols_of(self, path: str) -> tuple[Symbol, ...]:
-        return self._files.get(path, ())
+        fid = self._fid.get(path)
+        seg = self._owner.get(fid) if fid is not None else None
+        if seg is None or fid is None:
+            return ()
+        rows = seg.file_rows(fid)
+        return tuple(self._materialize(seg, np.arange(rows.start, rows.stop, dtype=np.uint32)))
 
     def all_symbols(self) -> Iterator[Symbol]:
-        for symbols in self._files.values():
-            yield from symbols
+        for path in self.files:
+            yield from self.symbols_of(path)
 
-    def replace_file(self, path: str, symbols: Iterable[Symbol]) -> None:
+    # -- changes -------------------------------------------------------------------
+    def replace_file(self, path: str, symbols: Iterable[Symbol] | FileDefs) -> None:
         """Make `symbols` the definitions of `path` (relative), dropping the old."""
-        self.remove_file(path)
+        defs = symbols if isinstance(symbols, FileDefs) else FileDefs.from_symbols("", symbols)
+        self.replace_files([(path, defs)])
+
+    def replace_files(self, files: Sequence[tuple[str, FileDefs]]) -> None:
+        """Replace many files at once: one segment for all of them."""
+        if not files:
+            return
+        latest = {path: defs for path, defs in files}
+        for path in latest:
+            self._drop(path)
+        batch = [(self._file_id(p), d) for p, d in sorted(latest.items())]
+        segment = Segment.from_batch(batch_from_files(batch))
+        for fid, defs in batch:
+            self._owner[fid] = segment
+            self._count += len(defs)
         self.generation += 1
-        fresh = tuple(symbols)
-        self._files[path] = fresh
-        for s in fresh:
-            self._names.add(s.name.lower(), s)
-            if s.container:
-                self._qualified.add(s.qualified_name.lower(), s)
+        self._add(segment)
 
     def remove_file(self, path: str) -> None:
-        if path in self._files:
+        if self._drop(path):
             self.generation += 1
-        old = self._files.pop(path, None)
-        if not old:
-            return
-        for s in old:
-            self._names.discard(s.name.lower(), s)
-            if s.container:
-                self._qualified.discard(s.qualified_name.lower(), s)
+            self._tidy()
 
+    def _drop(self, path: str) -> bool:
+        fid = self._fid.get(path)
+        if fid is None:
+            return False
+        seg = self._owner.pop(fid, None)
+        if seg is None:
+            return False
+        rows = seg.file_rows(fid)
+        self._count -= len(rows)
+        seg.kill(fid)
+        return True
+
+    def _add(self, segment: Segment) -> None:
+        self._segments.append(segment)
+        self._tidy()
+
+    def _tidy(self) -> None:
+        """Merge the newest segments while the newer is at least half the
+        older; drop empty segments; compact a segment half dead."""
+        segs = [s for s in self._segments if s.live_rows > 0 or bool(s.alive.any())]
+        while len(segs) >= 2 and segs[-1].live_rows * 2 >= segs[-2].live_rows:
+            self._merge_into(segs, len(segs) - 2)
+        for i, s in enumerate(segs):
+            if s.rows >= 4096 and s.live_rows * 2 < s.rows:
+                segs[i] = self._merge(s)
+        self._segments = segs
+
+    def _merge_into(self, segs: list[Segment], at: int) -> None:
+        segs[at : at + 2] = [self._merge(segs[at], segs[at + 1])]
+
+    def _merge(self, *parts: Segment) -> Segment:
+        merged = Segment.merge(parts, self._paths)
+        for fid in merged.file_ids.tolist():
+            self._owner[fid] = merged
+        return merged
+
+    def compact(self) -> None:
+        """Merge every segment into one (after a bulk load)."""
+        if len(self._segments) > 1 or any(s.live_rows < s.rows for s in self._segments):
+            self._segments = [self._merge(*self._segments)] if self._segments else []
+
+    # -- rows -> symbols -----------------------------------------------------------
+    def _materialize(self, seg: Segment, rows: NDArray[np.uint32]) -> list[Symbol]:
+        if len(rows) == 0:
+            return []
+        files = (np.searchsorted(seg.file_start, rows, side="right") - 1).tolist()
+        fids = seg.file_ids
+        root = self.root
+        out: list[Symbol] = []
+        for f, e, c, line, col, dl, ec, k in zip(
+            files,
+            seg.entry[rows].tolist(),
+            seg.cont[rows].tolist(),
+            seg.line[rows].tolist(),
+            seg.col[rows].tolist(),
+            seg.end_dl[rows].tolist(),
+            seg.end_col[rows].tolist(),
+            seg.kind[rows].tolist(),
+            strict=True,
+        ):
+            out.append(
+                Symbol(
+                    seg.name(e),
+                    _KINDS.get(k & ~LOCAL_BIT, Kind.VARIABLE),
+                    seg.containers[c],
+                    root,
+                    self._paths[int(fids[f])] or "",
+                    Span(line, col, line + dl, ec),
+                    seg.file_languages[f],
+                    bool(k & LOCAL_BIT),
+                )
+            )
+        return out
+
+    # -- retrieval -----------------------------------------------------------------
     def candidates(self, query: str, width: int, open_file: str | None = None) -> list[Symbol]:
         """The candidate pool for `query`, in retrieval order.
 
@@ -277,64 +225,105 @@ class SymbolIndex:
         text = "".join(query.split()).lower()
         if not text:
             return self._nearest(open_file, width)
+        keep: RowFilter | None = None
+        first: RowFilter | None = None
         if is_qualified(query):
             wanted = normalise_qualified(query).strip(".").lower()
             if not wanted:
                 return []
-            q = self._qualified
-            tiers: list[tuple[_NameTable, Callable[[], list[str]]]] = [
-                (q, lambda: _by_length(q.ending_with(wanted))),
-                (q, lambda: _by_length(_first(q.containing(wanted), width))),
-                (q, lambda: _by_length(_first(q.subsequence(wanted), width))),
-            ]
-            return self._fill(tiers, width, exact_tiers=1)
-        n = self._names
-        tiers = [
-            (n, lambda: n.exact(text)),
-            (n, lambda: _by_length(_first(n.with_prefix(text), width))),
-            (n, lambda: _by_length(_first(n.containing(text), width))),
-            (n, lambda: _by_length(_first(n.subsequence(text), width))),
-        ]
-        pool = self._fill(tiers, width, exact_tiers=1)
-        if len(pool) < width:
-            owners = _by_length(_first(self._qualified.subsequence(text), width))
-            seen = {id(s) for s in pool}
-            for key in owners:
-                for s in _sorted_bucket(self._qualified.by_key[key]):
-                    if len(pool) >= width:
-                        return pool
-                    if id(s) not in seen:
-                        pool.append(s)
-                        seen.add(id(s))
-        return pool
+            owner, _, text = wanted.rpartition(".")
+            if owner:
 
-    @staticmethod
+                def keep(s: Symbol) -> bool:
+                    return is_subsequence(wanted, f"{s.container}.{s.name}".lower())
+
+                def first(s: Symbol) -> bool:
+                    container = s.container.lower()
+                    return container == owner or container.endswith("." + owner)
+
+        return self._fill(text.encode(), width, keep, first)
+
     def _fill(
-        tiers: list[tuple[_NameTable, Callable[[], list[str]]]], width: int, exact_tiers: int
+        self, q: bytes, width: int, keep: RowFilter | None, first: RowFilter | None
     ) -> list[Symbol]:
+        segs = self._segments
         pool: list[Symbol] = []
-        seen_keys: set[tuple[int, str]] = set()
-        exact = 0
-        for number, (table, tier) in enumerate(tiers):
-            if number >= exact_tiers and len(pool) >= width:
+        later: list[Symbol] = []  # exact names whose owner is not the query's
+        seen: set[tuple[int, int]] = set()
+        # Tier 1: every exact match.
+        exact = [
+            (s_no, seg, np.arange(r.start, r.stop, dtype=np.uint32))
+            for s_no, seg in enumerate(segs)
+            if (r := seg.exact(q))
+        ]
+        for group in _groups(merged_keys(exact)):
+            seen.update(group)
+            for s in self._group_rows(group):
+                if keep is None or keep(s):
+                    (pool if first is None or first(s) else later).append(s)
+        exact_count = len(pool)
+        pool.extend(later)
+        budget = [VERIFY_BUDGET]
+        pattern = subsequence_pattern(q)
+
+        def contains(key: bytes) -> bool:
+            return q in key
+
+        def ordered(key: bytes) -> bool:
+            return pattern.match(key) is not None
+
+        tiers: list[
+            tuple[Callable[[Segment], NDArray[np.uint32]], Callable[[bytes], bool] | None]
+        ] = [
+            (lambda seg: seg.prefix(q), None),
+            (lambda seg: seg.containing(q), contains),
+            (lambda seg: seg.subsequence(q), ordered),
+        ]
+        for lookup, verify in tiers:
+            if len(pool) >= width:
                 break
-            for key in tier():
-                if (id(table), key) in seen_keys:
-                    continue
-                seen_keys.add((id(table), key))
-                if number >= exact_tiers and len(pool) >= width:
+            sources = [(s_no, seg, lookup(seg)) for s_no, seg in enumerate(segs)]
+            keys = merged_keys([src for src in sources if len(src[2])])
+            for group in _groups(keys, verify, budget, seen):
+                seen.update(group)
+                for s in self._group_rows(group):
+                    if keep is None or keep(s):
+                        pool.append(s)
+                if len(pool) >= width:
                     break
-                bucket = _sorted_bucket(table.by_key[key])
-                pool.extend(bucket)
-                if number < exact_tiers:
-                    exact += len(bucket)
+        if len(pool) < width and keep is None:
+            # Tier 5: definitions whose owner holds the query in order (a
+            # class's name reaches its members).
+            sources = [(s_no, seg, seg.owners(q)) for s_no, seg in enumerate(segs)]
+            keys = merged_keys([src for src in sources if len(src[2])], owners=True)
+            taken = {(s.path, s.span, s.name) for s in pool}
+            for group in _groups(keys, ordered, budget):
+                rows: list[Symbol] = []
+                for s_no, c in group:
+                    seg = segs[s_no]
+                    rows.extend(self._materialize(seg, seg.rows_owned(c)))
+                rows.sort(key=lambda s: (s.path, s.span.line, s.span.col))
+                for s in rows:
+                    if (s.path, s.span, s.name) not in taken:
+                        pool.append(s)
+                if len(pool) >= width:
+                    break
         # Invariant: every exact match is kept; otherwise exactly `width` rows
         # at most, so that a narrower pool is a prefix of a wider one.
-        return pool[: max(width, exact)]
+        return pool[: max(width, exact_count)]
+
+    def _group_rows(self, group: list[tuple[int, int]]) -> list[Symbol]:
+        out: list[Symbol] = []
+        for s_no, e in group:
+            seg = self._segments[s_no]
+            out.extend(self._materialize(seg, seg.rows_of(e)))
+        if len(group) > 1:
+            out.sort(key=lambda s: (s.path, s.span.line, s.span.col))
+        return out
 
     def _nearest(self, open_file: str | None, width: int) -> list[Symbol]:
         if open_file is None:
-            order = sorted(self._files)
+            order = sorted(self.files)
         else:
 
             def distance(path: str) -> tuple[int, int, str]:
@@ -342,14 +331,40 @@ class SymbolIndex:
                 same = 0 if os.path.normpath(file) == os.path.normpath(open_file) else 1
                 return (same, directory_distance(file, open_file), path)
 
-            order = sorted(self._files, key=distance)
+            order = sorted(self.files, key=distance)
         pool: list[Symbol] = []
         for path in order:
-            pool.extend(self._files[path])
+            pool.extend(self.symbols_of(path))
             if len(pool) >= width:
                 return pool[:width]
         return pool
 
 
-def _sorted_bucket(symbols: list[Symbol]) -> list[Symbol]:
-    return sorted(symbols, key=lambda s: (s.path, s.span.line, s.span.col))
+def _groups(
+    keys: Iterator[tuple[int, bytes, int, int]],
+    verify: Callable[[bytes], bool] | None = None,
+    budget: list[int] | None = None,
+    seen: set[tuple[int, int]] | None = None,
+) -> Iterator[list[tuple[int, int]]]:
+    """Consecutive entries with the same lower-cased name, as one group;
+    entries already seen or failing `verify` are skipped; verification
+    stops when `budget` runs out."""
+    group: list[tuple[int, int]] = []
+    current: bytes | None = None
+    wanted = True
+    for _, key, s_no, e in keys:
+        if seen is not None and (s_no, e) in seen:
+            continue
+        if key != current:
+            if group:
+                yield group
+            group, current, wanted = [], key, True
+            if verify is not None and budget is not None:
+                if budget[0] <= 0:
+                    return
+                budget[0] -= 1
+                wanted = verify(key)
+        if wanted:
+            group.append((s_no, e))
+    if group:
+        yield group

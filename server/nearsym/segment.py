@@ -1,0 +1,494 @@
+"""An immutable, columnar slice of an index: the definitions of some files.
+
+Design note
+-----------
+A namespace's index is a short list of segments (see `index`). A segment
+stores its definitions as numpy columns, about 26 bytes a row, and its
+distinct names ("entries") once each:
+
+- rows, in file order (files sorted by path, definitions by position):
+  entry id, container id, line, column, end-line delta, end column, kind
+  byte (`columns.LOCAL_BIT` marks a local);
+- entries, sorted by lower-cased name: the lower-cased names joined by
+  newlines into one bytes blob and the original names into another, each
+  with a `uint32` offset per entry, a length, a 64-bit mask of the
+  characters the name holds, and its rows (`post`, grouped by entry, in row
+  order);
+- a trigram index over the lower-cased entries: for each trigram code, the
+  sorted entries holding it.
+
+Candidate retrieval asks four questions of every segment, each answered
+without a Python loop over the entries:
+
+- exact: the entries equal to the query (two bisections over the blob);
+- prefix: the entries between `q` and `q + 0xff` (two bisections);
+- substring: the intersection of the query's trigram lists (verified), or
+  for one or two characters the entries whose mask holds the query's;
+- subsequence: the entries whose mask holds every query character,
+  verified in order by a regex that cannot backtrack (`[^a]*a[^b]*b`).
+
+Each question's entries come out shortest first (a stable radix sort of a
+`uint16` length column), so the index can merge segments lazily and stop as
+soon as the pool is full.
+
+A file that is replaced or removed is not touched in its segment: its rows
+become dead (`alive` is cleared), and merging segments drops them.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from nearsym.columns import FileDefs
+
+U8 = np.uint8
+U16 = np.uint16
+U32 = np.uint32
+U64 = np.uint64
+
+
+def _char_bits() -> NDArray[np.uint64]:
+    bits = np.zeros(256, dtype=U64)
+    for b in range(256):
+        if 97 <= b <= 122:
+            bit = b - 97
+        elif 48 <= b <= 57:
+            bit = 26 + b - 48
+        elif b == 95:
+            bit = 36
+        elif b == 10:
+            continue  # the separator holds no character
+        elif b < 128:
+            bit = 37 + b % 13
+        else:
+            bit = 50 + b % 14
+        bits[b] = U64(1) << U64(bit)
+    return bits
+
+
+CHAR_BITS = _char_bits()
+"""Per byte, its bit in an entry's character mask (a-z, 0-9 and `_` have a
+bit each; other bytes share the remaining 27)."""
+
+
+def char_mask(text: bytes) -> int:
+    mask = 0
+    for b in text:
+        mask |= int(CHAR_BITS[b])
+    return mask
+
+
+def subsequence_pattern(text: bytes) -> re.Pattern[bytes]:
+    """A regex matching keys that hold `text` as a subsequence, in linear
+    time: each step skips only bytes that are not the next wanted one."""
+    parts = []
+    for b in text:
+        c = re.escape(bytes([b]))
+        parts.append(b"[^" + (b"\\n" if b == 10 else c) + b"]*" + c)
+    return re.compile(b"".join(parts))
+
+
+@dataclass(slots=True)
+class RowBatch:
+    """Rows gathered for one segment build, in file order."""
+
+    names: list[str]
+    containers: list[str]
+    spans: NDArray[np.uint32]  # (n, 4)
+    kinds: NDArray[np.uint8]
+    file_ids: list[int]
+    file_languages: list[str]
+    file_counts: list[int]
+
+
+def batch_from_files(files: Sequence[tuple[int, FileDefs]]) -> RowBatch:
+    names: list[str] = []
+    containers: list[str] = []
+    spans: list[bytes] = []
+    kinds: list[bytes] = []
+    for _, defs in files:
+        names.extend(defs.names)
+        containers.extend(defs.containers)
+        spans.append(defs.spans.tobytes())
+        kinds.append(defs.kinds)
+    return RowBatch(
+        names,
+        containers,
+        np.frombuffer(b"".join(spans), dtype=U32).reshape(-1, 4),
+        np.frombuffer(b"".join(kinds), dtype=U8),
+        [fid for fid, _ in files],
+        [d.language for _, d in files],
+        [len(d) for _, d in files],
+    )
+
+
+class Segment:
+    """Immutable definitions of a set of files, plus their liveness."""
+
+    __slots__ = (
+        "alive",
+        "col",
+        "cont",
+        "cont_lengths",
+        "cont_lower",
+        "cont_masks",
+        "cont_off",
+        "cont_post",
+        "cont_post_start",
+        "containers",
+        "end_col",
+        "end_dl",
+        "entry",
+        "file_ids",
+        "file_languages",
+        "file_pos",
+        "file_start",
+        "kind",
+        "lengths",
+        "line",
+        "live_rows",
+        "lo_off",
+        "lower",
+        "masks",
+        "or_off",
+        "original",
+        "post",
+        "post_start",
+        "tri_codes",
+        "tri_entries",
+        "tri_start",
+    )
+
+    def __init__(
+        self,
+        entries: list[str],
+        row_entry: NDArray[np.uint32],
+        containers: list[str],
+        row_cont: NDArray[np.uint32],
+        spans: NDArray[np.uint32],
+        kinds: NDArray[np.uint8],
+        file_ids: list[int],
+        file_languages: list[str],
+        file_counts: Sequence[int],
+    ) -> None:
+        """`entries` sorted by (lower-cased, original), no newlines in them."""
+        self.entry = row_entry
+        self.cont = row_cont
+        self.containers = containers
+        self.line = np.ascontiguousarray(spans[:, 0])
+        self.col = np.ascontiguousarray(spans[:, 1])
+        self.end_dl = np.clip(spans[:, 2].astype(np.int64) - spans[:, 0], 0, 255).astype(U8)
+        self.end_col = np.ascontiguousarray(spans[:, 3])
+        self.kind = kinds
+        self.file_ids = np.asarray(file_ids, dtype=U32)
+        self.file_languages = file_languages
+        self.file_pos = {fid: i for i, fid in enumerate(file_ids)}
+        start = np.zeros(len(file_counts) + 1, dtype=np.int64)
+        np.cumsum(np.asarray(file_counts, dtype=np.int64), out=start[1:])
+        self.file_start = start
+        self.alive = np.ones(len(file_ids), dtype=bool)
+        self.live_rows = len(row_entry)
+
+        self.lower = ("\n" + "\n".join(e.lower() for e in entries) + "\n").encode()
+        self.original = ("\n" + "\n".join(entries) + "\n").encode()
+        low = np.frombuffer(self.lower, dtype=U8)
+        self.lo_off = np.flatnonzero(low == 10).astype(U32)
+        self.or_off = np.flatnonzero(np.frombuffer(self.original, dtype=U8) == 10).astype(U32)
+        self.lengths = np.minimum(np.diff(self.lo_off) - 1, 65535).astype(U16)
+        if entries:
+            self.masks = np.bitwise_or.reduceat(CHAR_BITS[low], self.lo_off[:-1].astype(np.int64))
+        else:
+            self.masks = np.zeros(0, dtype=U64)
+        m = len(entries)
+        self.post = np.argsort(row_entry, kind="stable").astype(U32)
+        counts = np.bincount(row_entry, minlength=m) if len(row_entry) else np.zeros(m, np.int64)
+        post_start = np.zeros(m + 1, dtype=U32)
+        np.cumsum(counts, out=post_start[1:])
+        self.post_start = post_start
+        self.tri_codes, self.tri_start, self.tri_entries = _trigrams(low)
+        # Containers: lower-cased, masks, and their rows, for the owner tier
+        # (`SyncQueue` reaches `SyncQueue.push`). Rows without a container
+        # are not listed.
+        self.cont_lower = (
+            "\n" + "\n".join(c.lower().replace("\n", " ") for c in containers) + "\n"
+        ).encode()
+        clow = np.frombuffer(self.cont_lower, dtype=U8)
+        self.cont_off = np.flatnonzero(clow == 10).astype(U32)
+        self.cont_lengths = np.minimum(np.diff(self.cont_off) - 1, 65535).astype(U16)
+        if containers:
+            self.cont_masks = np.bitwise_or.reduceat(
+                CHAR_BITS[clow], self.cont_off[:-1].astype(np.int64)
+            )
+        else:
+            self.cont_masks = np.zeros(0, dtype=U64)
+        named = (
+            np.flatnonzero(self.cont_lengths[row_cont] > 0)
+            if len(row_cont)
+            else np.zeros(0, np.int64)
+        )
+        owners = row_cont[named]
+        self.cont_post = named[np.argsort(owners, kind="stable")].astype(U32)
+        ccounts = (
+            np.bincount(owners, minlength=len(containers))
+            if len(owners)
+            else np.zeros(len(containers), np.int64)
+        )
+        cstart = np.zeros(len(containers) + 1, dtype=U32)
+        np.cumsum(ccounts, out=cstart[1:])
+        self.cont_post_start = cstart
+
+    # -- building -------------------------------------------------------------
+    @staticmethod
+    def from_batch(batch: RowBatch) -> Segment:
+        names = batch.names
+        if any("\n" in n for n in names):
+            names = [n.replace("\n", " ") for n in names]
+        entries = sorted(set(names))
+        entries.sort(key=str.lower)
+        ids = {e: i for i, e in enumerate(entries)}
+        row_entry = np.fromiter((ids[n] for n in names), dtype=U32, count=len(names))
+        containers = sorted(set(batch.containers))
+        cids = {c: i for i, c in enumerate(containers)}
+        row_cont = np.fromiter((cids[c] for c in batch.containers), dtype=U32, count=len(names))
+        return Segment(
+            entries,
+            row_entry,
+            containers,
+            row_cont,
+            batch.spans,
+            batch.kinds,
+            batch.file_ids,
+            batch.file_languages,
+            batch.file_counts,
+        )
+
+    @staticmethod
+    def merge(segments: Sequence[Segment], path_of: Sequence[str | None]) -> Segment:
+        """One segment holding the live files of `segments`, files in path
+        order. Rows are moved as columns; only distinct names and containers
+        are touched one by one."""
+        files: list[tuple[str, int, int]] = []  # (path, segment number, file position)
+        for s_no, seg in enumerate(segments):
+            for pos in np.flatnonzero(seg.alive).tolist():
+                path = path_of[int(seg.file_ids[pos])]
+                if path is not None:
+                    files.append((path, s_no, pos))
+        files.sort()
+        entries_set: set[str] = set()
+        containers_set: set[str] = set()
+        entry_lists: list[list[str]] = []
+        container_lists: list[list[str]] = []
+        for seg in segments:
+            names = seg.original[1:-1].decode().split("\n") if len(seg.or_off) > 1 else []
+            entry_lists.append(names)
+            used = np.unique(seg.entry[seg.live_row_mask()])
+            entries_set.update(names[i] for i in used.tolist())
+            container_lists.append(seg.containers)
+            used_c = np.unique(seg.cont[seg.live_row_mask()])
+            containers_set.update(seg.containers[i] for i in used_c.tolist())
+        entries = sorted(entries_set)
+        entries.sort(key=str.lower)
+        ids = {e: i for i, e in enumerate(entries)}
+        containers = sorted(containers_set)
+        cids = {c: i for i, c in enumerate(containers)}
+        remap_e = [
+            np.fromiter((ids.get(n, 0) for n in names), dtype=U32, count=len(names))
+            for names in entry_lists
+        ]
+        remap_c = [
+            np.fromiter((cids.get(c, 0) for c in cl), dtype=U32, count=len(cl))
+            for cl in container_lists
+        ]
+        pieces: list[list[Any]] = [[], [], [], [], []]
+        file_ids: list[int] = []
+        languages: list[str] = []
+        counts: list[int] = []
+        for _, s_no, pos in files:
+            seg = segments[s_no]
+            a, b = int(seg.file_start[pos]), int(seg.file_start[pos + 1])
+            pieces[0].append(remap_e[s_no][seg.entry[a:b]])
+            pieces[1].append(remap_c[s_no][seg.cont[a:b]])
+            sp = np.empty((b - a, 4), dtype=U32)
+            sp[:, 0] = seg.line[a:b]
+            sp[:, 1] = seg.col[a:b]
+            sp[:, 2] = seg.line[a:b] + seg.end_dl[a:b]
+            sp[:, 3] = seg.end_col[a:b]
+            pieces[2].append(sp)
+            pieces[3].append(seg.kind[a:b])
+            file_ids.append(int(seg.file_ids[pos]))
+            languages.append(seg.file_languages[pos])
+            counts.append(b - a)
+
+        def cat(parts: list[Any], dtype: Any, shape: tuple[int, ...] = (0,)) -> Any:
+            return np.concatenate(parts) if parts else np.zeros(shape, dtype=dtype)
+
+        return Segment(
+            entries,
+            cat(pieces[0], U32),
+            containers,
+            cat(pieces[1], U32),
+            cat(pieces[2], U32, (0, 4)),
+            cat(pieces[3], U8),
+            file_ids,
+            languages,
+            counts,
+        )
+
+    # -- liveness -------------------------------------------------------------
+    def kill(self, file_id: int) -> None:
+        pos = self.file_pos.get(file_id)
+        if pos is not None and self.alive[pos]:
+            self.alive[pos] = False
+            self.live_rows -= int(self.file_start[pos + 1] - self.file_start[pos])
+
+    def live_row_mask(self) -> NDArray[np.bool_]:
+        return np.repeat(self.alive, np.diff(self.file_start))
+
+    @property
+    def rows(self) -> int:
+        return len(self.entry)
+
+    def nbytes(self) -> int:
+        arrays = (
+            self.entry, self.cont, self.line, self.col, self.end_dl, self.end_col, self.kind,
+            self.file_ids, self.file_start, self.alive, self.lo_off, self.or_off, self.lengths,
+            self.masks, self.post, self.post_start, self.tri_codes, self.tri_start,
+            self.tri_entries, self.cont_off, self.cont_lengths, self.cont_masks, self.cont_post,
+            self.cont_post_start,
+        )  # fmt: skip
+        strings = len(self.lower) + len(self.original) + len(self.cont_lower)
+        return sum(a.nbytes for a in arrays) + strings
+
+    # -- entries --------------------------------------------------------------
+    def key(self, e: int) -> bytes:
+        return self.lower[int(self.lo_off[e]) + 1 : int(self.lo_off[e + 1])]
+
+    def name(self, e: int) -> str:
+        return self.original[int(self.or_off[e]) + 1 : int(self.or_off[e + 1])].decode()
+
+    def __len__(self) -> int:  # entries, for bisect
+        return len(self.lo_off) - 1
+
+    def __getitem__(self, e: int) -> bytes:
+        return self.key(e)
+
+    def exact(self, q: bytes) -> range:
+        lo = bisect.bisect_left(self, q)
+        hi = bisect.bisect_right(self, q, lo)
+        return range(lo, hi)
+
+    def prefix(self, q: bytes) -> NDArray[np.uint32]:
+        """Entries starting with `q` (equal ones too), shortest first."""
+        lo = bisect.bisect_left(self, q)
+        hi = bisect.bisect_left(self, q + b"\xff", lo)
+        ids = np.arange(lo, hi, dtype=U32)
+        return ids[np.argsort(self.lengths[lo:hi], kind="stable")]
+
+    def containing(self, q: bytes) -> NDArray[np.uint32]:
+        """Entries that may contain `q` (verify!), shortest first."""
+        if len(q) < 3:
+            ids = self.with_chars(char_mask(q))
+        else:
+            lists: list[NDArray[np.uint32]] = []
+            for i in range(len(q) - 2):
+                code = (q[i] << 16) | (q[i + 1] << 8) | q[i + 2]
+                at = int(np.searchsorted(self.tri_codes, code))
+                if at >= len(self.tri_codes) or int(self.tri_codes[at]) != code:
+                    return np.zeros(0, dtype=U32)
+                lists.append(self.tri_entries[self.tri_start[at] : self.tri_start[at + 1]])
+            lists.sort(key=len)
+            ids = lists[0]
+            for other in lists[1:]:
+                if len(ids) < 32:
+                    break  # few enough to verify one by one
+                ids = np.intersect1d(ids, other, assume_unique=True)
+        return ids[np.argsort(self.lengths[ids], kind="stable")]
+
+    def with_chars(self, mask: int) -> NDArray[np.uint32]:
+        m = U64(mask)
+        return np.flatnonzero((self.masks & m) == m).astype(U32)
+
+    def subsequence(self, q: bytes) -> NDArray[np.uint32]:
+        """Entries holding every character of `q` (verify!), shortest first."""
+        ids = self.with_chars(char_mask(q))
+        return ids[np.argsort(self.lengths[ids], kind="stable")]
+
+    def owners(self, q: bytes) -> NDArray[np.uint32]:
+        """Containers holding every character of `q` (verify!), shortest first."""
+        m = U64(char_mask(q))
+        ids = np.flatnonzero((self.cont_masks & m) == m).astype(U32)
+        return ids[np.argsort(self.cont_lengths[ids], kind="stable")]
+
+    def owner_key(self, c: int) -> bytes:
+        return self.cont_lower[int(self.cont_off[c]) + 1 : int(self.cont_off[c + 1])]
+
+    def rows_owned(self, c: int) -> NDArray[np.uint32]:
+        """The live rows whose container is `c`, in row order."""
+        rows = self.cont_post[int(self.cont_post_start[c]) : int(self.cont_post_start[c + 1])]
+        return self._live(rows)
+
+    def rows_of(self, e: int) -> NDArray[np.uint32]:
+        """The live rows of entry `e`, in row (path, position) order."""
+        rows = self.post[int(self.post_start[e]) : int(self.post_start[e + 1])]
+        return self._live(rows)
+
+    def _live(self, rows: NDArray[np.uint32]) -> NDArray[np.uint32]:
+        if self.live_rows == self.rows:
+            return rows
+        files = np.searchsorted(self.file_start, rows, side="right") - 1
+        return rows[self.alive[files]]
+
+    def file_rows(self, file_id: int) -> range:
+        pos = self.file_pos.get(file_id)
+        if pos is None or not self.alive[pos]:
+            return range(0)
+        return range(int(self.file_start[pos]), int(self.file_start[pos + 1]))
+
+    def file_of_row(self, row: int) -> int:
+        return int(np.searchsorted(self.file_start, row, side="right")) - 1
+
+
+def _trigrams(
+    low: NDArray[np.uint8],
+) -> tuple[NDArray[np.uint32], NDArray[np.int64], NDArray[np.uint32]]:
+    """For each trigram code in the blob, the sorted entries holding it."""
+    if len(low) < 3:
+        return np.zeros(0, U32), np.zeros(1, np.int64), np.zeros(0, U32)
+    a, b, c = low[:-2], low[1:-1], low[2:]
+    valid = (a != 10) & (b != 10) & (c != 10)
+    entry = np.cumsum(low == 10, dtype=U32)[:-2] - U32(1)
+    codes = (a.astype(U32) << 16) | (b.astype(U32) << 8) | c.astype(U32)
+    pairs = np.unique((codes[valid].astype(U64) << U64(32)) | entry[valid].astype(U64))
+    tri = (pairs >> U64(32)).astype(U32)
+    entries = (pairs & U64(0xFFFFFFFF)).astype(U32)
+    uniq, first = np.unique(tri, return_index=True)
+    start = np.append(first, len(tri)).astype(np.int64)
+    return uniq, start, entries
+
+
+def merged_keys(
+    sources: Sequence[tuple[int, Segment, NDArray[np.uint32]]], owners: bool = False
+) -> Iterator[tuple[int, bytes, int, int]]:
+    """(length, key, segment number, id), shortest then alphabetical, across
+    segments; each source's ids are already in that order. `owners` walks
+    container ids instead of entry ids."""
+
+    def walk(
+        s_no: int, seg: Segment, ids: NDArray[np.uint32]
+    ) -> Iterator[tuple[int, bytes, int, int]]:
+        lengths = seg.cont_lengths if owners else seg.lengths
+        key = seg.owner_key if owners else seg.key
+        for at in range(0, len(ids), 256):
+            chunk = ids[at : at + 256]
+            for e, n in zip(chunk.tolist(), lengths[chunk].tolist(), strict=True):
+                yield (n, key(e), s_no, e)
+
+    return heapq.merge(*(walk(s_no, seg, ids) for s_no, seg, ids in sources))
