@@ -23,6 +23,8 @@ class Config:
     follow_symlinks: bool = False
     languages: tuple[str, ...] = field(default_factory=tuple)
     """Only these languages (registry names); empty means all."""
+    cache: bool = True
+    """Keep parsed definitions on disk (`cache`) so a restart loads them."""
 
 
 _KEYS = {
@@ -31,6 +33,7 @@ _KEYS = {
     "exclude": "exclude",
     "followSymlinks": "follow_symlinks",
     "languages": "languages",
+    "cache": "cache",
 }
 
 
@@ -52,7 +55,7 @@ def _check(name: str, value: Any) -> Any:
         if unknown:
             raise ValueError(f"names unknown languages: {', '.join(unknown)}")
         return tuple(value)
-    if name == "follow_symlinks":
+    if name in ("follow_symlinks", "cache"):
         if not isinstance(value, bool):
             raise ValueError("must be true or false")
         return value

@@ -27,13 +27,15 @@ from __future__ import annotations
 import importlib
 import re
 import threading
+from array import array
 from dataclasses import dataclass
 from functools import cache
 
 import tree_sitter as ts
 
+from nearsym.columns import LOCAL_BIT, FileDefs
 from nearsym.languages import CAPTURE_KINDS, LanguageSpec
-from nearsym.model import Kind, Span, Symbol
+from nearsym.model import Kind, Symbol
 
 _CLASS_LIKE = frozenset({Kind.CLASS, Kind.INTERFACE, Kind.STRUCT, Kind.ENUM})
 _CALLABLE = frozenset({Kind.FUNCTION, Kind.METHOD})
@@ -86,16 +88,6 @@ def utf16_column(source: bytes, byte_offset: int, byte_column: int) -> int:
     return len(prefix.decode("utf-8", "replace").encode("utf-16-le")) // 2
 
 
-def _span(source: bytes, node: ts.Node) -> Span:
-    start, end = node.start_point, node.end_point
-    return Span(
-        line=start.row,
-        col=utf16_column(source, node.start_byte, start.column),
-        end_line=end.row,
-        end_col=utf16_column(source, node.end_byte, end.column),
-    )
-
-
 def _text(node: ts.Node) -> str:
     raw = node.text or b""
     return raw.decode("utf-8", "replace").strip("\"'`").lstrip(":")
@@ -134,6 +126,37 @@ def extract_symbols(source: bytes, spec: LanguageSpec, root: str, path: str) -> 
     Never raises on bad source: invalid UTF-8 is replaced, syntax errors yield
     what tree-sitter recovered.
     """
+    return extract_defs(source, spec).symbols(root, path)
+
+
+def extract_defs(source: bytes, spec: LanguageSpec) -> FileDefs:
+    """Every definition in `source`, in file order, as columns (what an
+    indexing worker sends back and the cache stores)."""
+    definitions = _definitions(source, spec)
+    names: list[str] = []
+    containers: list[str] = []
+    kinds = bytearray()
+    spans = array("I")
+    for d in definitions:
+        if not d.name:
+            continue
+        names.append(d.name)
+        containers.append(d.container)
+        kinds.append(int(d.kind) | (LOCAL_BIT if d.local else 0))
+        node = d.name_node
+        start, end = node.start_point, node.end_point
+        spans.extend(
+            (
+                start.row,
+                utf16_column(source, node.start_byte, start.column),
+                end.row,
+                utf16_column(source, node.end_byte, end.column),
+            )
+        )
+    return FileDefs(spec.name, tuple(names), tuple(containers), bytes(kinds), spans)
+
+
+def _definitions(source: bytes, spec: LanguageSpec) -> list[_Definition]:
     grammar = load_grammar(spec)
     tree = _parser(spec).parse(source)
     cursor = ts.QueryCursor(grammar.query)
@@ -195,20 +218,7 @@ def extract_symbols(source: bytes, spec: LanguageSpec, root: str, path: str) -> 
         if d.kind is Kind.METHOD and d.container.rsplit(".", 1)[-1] == d.name:
             d.kind = Kind.CONSTRUCTOR  # C++, C#, Java: the class's own name
 
-    return [
-        Symbol(
-            d.name,
-            d.kind,
-            d.container,
-            root,
-            path,
-            _span(source, d.name_node),
-            spec.name,
-            d.local,
-        )
-        for d in definitions
-        if d.name
-    ]
+    return definitions
 
 
 _QUALIFIER = re.compile(r"::|\.|\\")
@@ -247,7 +257,7 @@ def _enclosing(node: ts.Node, by_node: dict[int, _Definition]) -> _Definition | 
     return None
 
 
-__all__ = ["Grammar", "extract_symbols", "load_grammar", "utf16_column"]
+__all__ = ["Grammar", "extract_defs", "extract_symbols", "load_grammar", "utf16_column"]
 
 
 @dataclass(frozen=True, slots=True)

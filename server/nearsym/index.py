@@ -36,8 +36,11 @@ query walks millions of names; what it finds by then is what it returns
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 
 import numpy as np
 from numpy.typing import NDArray
@@ -52,6 +55,9 @@ VERIFY_BUDGET = 20_000
 """Names a query may test in the substring and subsequence tiers."""
 
 _KINDS: dict[int, Kind] = {int(k): k for k in Kind}
+
+BULK_SEGMENTS = 16
+"""Segments a cold index may leave before its final merge."""
 
 RowFilter = Callable[[Symbol], bool]
 
@@ -70,6 +76,8 @@ class SymbolIndex:
         self._owner: dict[int, Segment] = {}
         self._segments: list[Segment] = []
         self._count = 0
+        self.bulk = False
+        """Set during a cold index: segments are merged once, by `compact`."""
         self.generation = 0
         """Bumped by every change, so caches derived from the index can tell
         they are stale."""
@@ -159,7 +167,13 @@ class SymbolIndex:
         """Merge the newest segments while the newer is at least half the
         older; drop empty segments; compact a segment half dead."""
         segs = [s for s in self._segments if s.live_rows > 0 or bool(s.alive.any())]
-        while len(segs) >= 2 and segs[-1].live_rows * 2 >= segs[-2].live_rows:
+        if self.bulk:
+            # A cold index merges once at the end (`compact`); meanwhile only
+            # the segment count is bounded.
+            while len(segs) > BULK_SEGMENTS:
+                sizes = [a.live_rows + b.live_rows for a, b in itertools.pairwise(segs)]
+                self._merge_into(segs, sizes.index(min(sizes)))
+        while not self.bulk and len(segs) >= 2 and segs[-1].live_rows * 2 >= segs[-2].live_rows:
             self._merge_into(segs, len(segs) - 2)
         for i, s in enumerate(segs):
             if s.rows >= 4096 and s.live_rows * 2 < s.rows:
@@ -175,10 +189,33 @@ class SymbolIndex:
             self._owner[fid] = merged
         return merged
 
-    def compact(self) -> None:
-        """Merge every segment into one (after a bulk load)."""
-        if len(self._segments) > 1 or any(s.live_rows < s.rows for s in self._segments):
-            self._segments = [self._merge(*self._segments)] if self._segments else []
+    def compact(self, lock: AbstractContextManager[object] | None = None) -> None:
+        """Merge every segment into one, and leave bulk mode.
+
+        With `lock` (the one every change to this index holds), the merge
+        itself runs outside it, so queries and edits go on meanwhile; files
+        changed during the merge keep their newer rows.
+        """
+        guard = lock if lock is not None else contextlib.nullcontext()
+        with guard:
+            parts = list(self._segments)
+            if len(parts) <= 1 and all(s.live_rows == s.rows for s in parts):
+                self.bulk = False
+                return
+            paths = list(self._paths)
+        merged = Segment.merge(parts, paths)
+        with guard:
+            inputs = {id(p) for p in parts}
+            for fid in merged.file_ids.tolist():
+                owner = self._owner.get(fid)
+                if owner is not None and id(owner) in inputs:
+                    self._owner[fid] = merged
+                else:
+                    merged.kill(fid)  # replaced or removed while merging
+            self._segments = [merged] + [s for s in self._segments if id(s) not in inputs]
+            self.bulk = False
+            self.generation += 1
+            self._tidy()
 
     # -- rows -> symbols -----------------------------------------------------------
     def _materialize(self, seg: Segment, rows: NDArray[np.uint32]) -> list[Symbol]:

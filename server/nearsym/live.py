@@ -35,10 +35,11 @@ import functools
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from enum import Enum
 from typing import Any, TypeVar
 
+from nearsym.columns import FileDefs
 from nearsym.config import Config
 from nearsym.extract import extract_symbols
 from nearsym.index import SymbolIndex
@@ -137,6 +138,27 @@ class LiveWorkspace:
             ns.index.remove_file(sf.rel)
         else:
             ns.index.replace_file(sf.rel, result)  # type: ignore[arg-type]
+
+    @_locked
+    def apply_many(self, ns: Namespace, results: Sequence[tuple[SourceFile, object]]) -> None:
+        """Store a batch of results (`FileDefs`, or why a file was skipped)
+        as one segment; files open in buffers keep the buffer's symbols."""
+        if ns not in self.namespaces:
+            return
+        fresh: list[tuple[str, FileDefs]] = []
+        for sf, result in results:
+            if sf.path in self.buffers:
+                continue
+            if isinstance(result, FileDefs):
+                fresh.append((sf.rel, result))
+            else:
+                log.info("skipped %s: %s", sf.path, result)
+                ns.index.remove_file(sf.rel)
+        ns.index.replace_files(fresh)
+
+    def compact(self, ns: Namespace) -> None:
+        """Merge `ns`'s segments after a cold index, outside the lock."""
+        ns.index.compact(self.lock)
 
     def _apply_buffers(self, ns: Namespace) -> None:
         for path, text in self.buffers.items():

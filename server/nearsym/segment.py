@@ -289,10 +289,10 @@ class Segment:
         for seg in segments:
             names = seg.original[1:-1].decode().split("\n") if len(seg.or_off) > 1 else []
             entry_lists.append(names)
-            used = np.unique(seg.entry[seg.live_row_mask()])
+            used = sorted_unique(seg.entry[seg.live_row_mask()])
             entries_set.update(names[i] for i in used.tolist())
             container_lists.append(seg.containers)
-            used_c = np.unique(seg.cont[seg.live_row_mask()])
+            used_c = sorted_unique(seg.cont[seg.live_row_mask()])
             containers_set.update(seg.containers[i] for i in used_c.tolist())
         entries = sorted(entries_set)
         entries.sort(key=str.lower)
@@ -466,12 +466,23 @@ def _trigrams(
     valid = (a != 10) & (b != 10) & (c != 10)
     entry = np.cumsum(low == 10, dtype=U32)[:-2] - U32(1)
     codes = (a.astype(U32) << 16) | (b.astype(U32) << 8) | c.astype(U32)
-    pairs = np.unique((codes[valid].astype(U64) << U64(32)) | entry[valid].astype(U64))
+    pairs = sorted_unique((codes[valid].astype(U64) << U64(32)) | entry[valid].astype(U64))
     tri = (pairs >> U64(32)).astype(U32)
     entries = (pairs & U64(0xFFFFFFFF)).astype(U32)
-    uniq, first = np.unique(tri, return_index=True)
+    if len(tri) == 0:
+        return np.zeros(0, U32), np.zeros(1, np.int64), entries
+    first = np.flatnonzero(np.concatenate(([True], tri[1:] != tri[:-1])))
     start = np.append(first, len(tri)).astype(np.int64)
-    return uniq, start, entries
+    return tri[first], start, entries
+
+
+def sorted_unique(a: Any) -> Any:
+    """`np.unique` by sorting (numpy 2's hashing `unique` is several times
+    slower on these arrays)."""
+    if len(a) == 0:
+        return a
+    a = np.sort(a)
+    return a[np.concatenate(([True], a[1:] != a[:-1]))]
 
 
 def merged_keys(

@@ -20,6 +20,7 @@ last `WEAK_SIGNAL_HOLD` seconds. A `textDocument` field in the
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import time
@@ -35,11 +36,12 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from nearsym import __version__
+from nearsym.cache import Cache
 from nearsym.config import Config, config_from_options
 from nearsym.convert import client_symbol_kinds, path_to_uri, uri_to_path, workspace_symbol
+from nearsym.indexer import Result, Workers, index_namespace
 from nearsym.live import Change, LiveWorkspace
 from nearsym.model import Kind, Span, Symbol
-from nearsym.proximity import directory_distance
 from nearsym.relations import Relations
 from nearsym.search import Namespace, answer, pages
 from nearsym.workspace import SourceFile
@@ -171,6 +173,9 @@ class NearsymServer(LanguageServer):
         self._pending: dict[str, asyncio.TimerHandle] = {}
         self._client_watches = False
         self._watcher_stop: asyncio.Event | None = None
+        self.workers = Workers()
+        """The indexing process pool, started on the first cold index."""
+        self.caches: dict[str, Cache] = {}
         self.searcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nearsym-search")
         """Searches run here, one at a time, so the event loop keeps reading
         messages: a `$/cancelRequest` for a queued or running search answers
@@ -254,10 +259,12 @@ class NearsymServer(LanguageServer):
     async def index_namespaces(self, namespaces: Sequence[Namespace], title: str) -> None:
         """Walk and index `namespaces` in the background, reporting progress.
 
-        Files near the open file go first. Parsing runs in a worker thread;
-        results are applied on the event loop, between requests, so queries
-        answer from what is indexed so far. A file open in a buffer keeps the
-        buffer's symbols.
+        `indexer.index_namespace` runs on a thread: the open file's folder
+        first, then the cache's still-valid files, then the rest, nearest
+        first, on a process pool. Results are applied in batches under the
+        workspace lock, so queries answer from what is indexed so far; a file
+        open in a buffer keeps the buffer's symbols. The segments are merged
+        at the end, outside the lock.
         """
         loop = asyncio.get_running_loop()
         started = time.perf_counter()
@@ -265,56 +272,76 @@ class NearsymServer(LanguageServer):
         walk = self.walks
         for ns in namespaces:
             self.walk_of[ns.root] = walk
-        work: list[tuple[Namespace, SourceFile]] = []
-        for ns in namespaces:
-            found = await loop.run_in_executor(None, self.live.discover, ns)
-            work.extend((ns, sf) for sf in found)
-        focus = self.focus.path
-        if focus is not None:
-            work.sort(key=lambda item: directory_distance(item[1].path, focus))
-        token = await self._progress_begin(title, len(work))
+        token = await self._progress_begin(title, None)
         live = self.live
+        last_report = [0.0]
 
-        def parse_batch(batch: Sequence[tuple[Namespace, SourceFile]]) -> list[Any]:
-            return [(ns, sf, live.read(ns, sf)) for ns, sf in batch]
-
-        done = symbols = 0
-        last_report = 0.0
-        for start in range(0, len(work), INDEX_BATCH):
-            batch = work[start : start + INDEX_BATCH]
-            results = await loop.run_in_executor(None, parse_batch, batch)
-            for ns, sf, result in results:
-                if self.walk_of.get(ns.root) != walk:
-                    continue  # a newer walk of this namespace has taken over
-                live.apply(ns, sf, result)
-                symbols += len(result) if isinstance(result, list) else 0
-            done += len(batch)
+        def report(done: int, total: int) -> None:
             now = time.perf_counter()
-            if token is not None and now - last_report >= PROGRESS_INTERVAL:
-                last_report = now
-                self.work_done_progress.report(
-                    token,
-                    types.WorkDoneProgressReport(
-                        message=f"{done}/{len(work)} files",
-                        percentage=min(99, int(100 * done / max(1, len(work)))),
+            if token is None or now - last_report[0] < PROGRESS_INTERVAL:
+                return
+            last_report[0] = now
+            message = types.WorkDoneProgressReport(
+                message=f"{done}/{total} files",
+                percentage=min(99, int(100 * done / max(1, total))),
+            )
+            loop.call_soon_threadsafe(self.work_done_progress.report, token, message)
+
+        files = symbols = 0
+        for ns in namespaces:
+
+            def cancelled(ns: Namespace = ns) -> bool:
+                return self.walk_of.get(ns.root) != walk or ns not in live.namespaces
+
+            def sink(batch: list[tuple[SourceFile, Result]], ns: Namespace = ns) -> None:
+                if not cancelled(ns):
+                    live.apply_many(ns, batch)
+
+            ns.index.bulk = True
+            try:
+                stats = await loop.run_in_executor(
+                    None,
+                    functools.partial(
+                        index_namespace,
+                        ns.root,
+                        self.config,
+                        sink,
+                        workers=self.workers,
+                        cache=self.cache_for(ns.root),
+                        focus=lambda: self.focus.path,
+                        cancelled=cancelled,
+                        progress=report,
                     ),
                 )
+                files += stats.files
+                symbols += stats.definitions
+            finally:
+                await loop.run_in_executor(None, live.compact, ns)
         for ns in namespaces:
             for path, text in list(live.buffers.items()):
                 if live.namespace_of(path) is ns:
                     live.change_buffer(path, text)
         summary = (
-            f"indexed {done} files, {symbols} definitions in {time.perf_counter() - started:.1f}s"
+            f"indexed {files} files, {symbols} definitions in {time.perf_counter() - started:.1f}s"
         )
         log.info(summary)
         if token is not None:
             self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=summary))
         self.indexed.set()
 
-    async def _progress_begin(self, title: str, files: int) -> str | None:
+    def cache_for(self, root: str) -> Cache | None:
+        """The on-disk cache of `root`, unless the `cache` setting is off."""
+        if not self.config.cache:
+            return None
+        found = self.caches.get(root)
+        if found is None:
+            found = self.caches[root] = Cache(root)
+        return found
+
+    async def _progress_begin(self, title: str, files: int | None) -> str | None:
         if not _supports_progress(self.client_capabilities):
             return None
-        if self.indexed.is_set() and files < PROGRESS_MIN_FILES:
+        if self.indexed.is_set() and files is not None and files < PROGRESS_MIN_FILES:
             return None
         token = f"nearsym-index-{uuid.uuid4()}"
         try:
@@ -323,7 +350,12 @@ class NearsymServer(LanguageServer):
             log.warning("client refused a progress token; indexing without progress")
             return None
         self.work_done_progress.begin(
-            token, types.WorkDoneProgressBegin(title=title, message=f"{files} files", percentage=0)
+            token,
+            types.WorkDoneProgressBegin(
+                title=title,
+                message="walking" if files is None else f"{files} files",
+                percentage=0,
+            ),
         )
         return token
 
@@ -667,6 +699,9 @@ def make_server() -> NearsymServer:
             ls._watcher_stop.set()
         for task in list(ls.tasks):
             task.cancel()
+        ls.workers.close()
+        for cache in ls.caches.values():
+            cache.close()
 
     return server
 

@@ -66,6 +66,10 @@ class SourceFile:
     path: str
     rel: str
     language: LanguageSpec
+    size: int = -1
+    """Size and mtime as the walk saw them (-1 / 0 when not walked): the
+    cache's key."""
+    mtime_ns: int = 0
 
 
 class _Ignore:
@@ -263,7 +267,7 @@ def discover(
                     if not real.startswith(real_root + os.sep):
                         skip(entry.path, "link leads out of the workspace folder")
                         continue
-                yield SourceFile(entry.path, rel, spec)
+                yield SourceFile(entry.path, rel, spec, st.st_size, st.st_mtime_ns)
         stack.extend(reversed(subfolders))
 
 
@@ -276,8 +280,14 @@ def read_source(path: str, max_bytes: int) -> bytes:
 
     Raises SkippedFile (too large, binary) or OSError (gone, unreadable).
     """
+    return read_source_stat(path, max_bytes)[0]
+
+
+def read_source_stat(path: str, max_bytes: int) -> tuple[bytes, os.stat_result]:
+    """`read_source`, with the file's stat as it was opened."""
     with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
+        st = os.fstat(f.fileno())
+        size = st.st_size
         if size > max_bytes:
             raise SkippedFile(f"{size} bytes, over the {max_bytes}-byte cap")
         data = f.read(max_bytes + 1)
@@ -287,7 +297,7 @@ def read_source(path: str, max_bytes: int) -> bytes:
         raise SkippedFile("binary (NUL byte)")
     if len(data) > MINIFIED_MIN_BYTES and len(data) / (data.count(b"\n") + 1) > MINIFIED_LINE:
         raise SkippedFile("minified (average line over 1,000 characters)")
-    return data
+    return data, st
 
 
 def parse_file(source_file: SourceFile, root: str, config: Config) -> list[Symbol]:

@@ -1,0 +1,226 @@
+"""The on-disk cache: a restart loads definitions instead of parsing.
+
+Design note
+-----------
+One SQLite file (stdlib sqlite3) per workspace root, in the user's cache
+directory (`platformdirs.user_cache_dir("nearsym")`, or `$NEARSYM_CACHE_DIR`),
+named by a hash of the root's real path. It holds one row per file: the
+root-relative path, the size and mtime (ns) the file had when it was parsed,
+and its `FileDefs` blob. A file whose size and mtime match is loaded, any
+other is parsed again.
+
+- Racy entries: a file parsed within `RACY_SECONDS` of its mtime may be
+  written again in the same clock tick without its mtime changing, so it
+  is stored with mtime -1 and never trusted (git's "racily clean" rule).
+- The `meta` table holds a stamp of everything that decides what a parse
+  yields: the cache format, nearsym's version, Python's, every grammar
+  wheel's version and a hash of every query file. A different stamp empties
+  the cache.
+- A file that is not a cache of ours, or a corrupt one, is deleted with a
+  log line and started afresh; every SQLite error after that disables the
+  cache for the session, never the server.
+- Writes go through one background thread with its own connection, in
+  batches, so parsing never waits for the disk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import queue
+import sqlite3
+import sys
+import threading
+import time
+from collections.abc import Iterable
+from functools import cache
+from importlib import metadata
+
+from nearsym import __version__
+from nearsym.languages import LANGUAGES
+
+log = logging.getLogger(__name__)
+
+FORMAT = 1
+RACY_SECONDS = 2.0
+
+
+@cache
+def stamp() -> str:
+    """What decides a parse's result; a cache with another stamp is stale."""
+    h = hashlib.sha256()
+    h.update(f"format={FORMAT};nearsym={__version__};python={sys.version_info[:2]}".encode())
+    h.update(f";tree-sitter={_version('tree-sitter')}".encode())
+    for spec in LANGUAGES:
+        h.update(f";{spec.name}={_version(spec.grammar_module.replace('_', '-'))}".encode())
+        h.update(hashlib.sha256(spec.query_source().encode()).digest())
+    return h.hexdigest()
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "?"
+
+
+def cache_dir() -> str:
+    env = os.environ.get("NEARSYM_CACHE_DIR")
+    if env:
+        return env
+    import platformdirs
+
+    return str(platformdirs.user_cache_dir("nearsym"))
+
+
+def cache_path(root: str, directory: str | None = None) -> str:
+    key = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:24]
+    return os.path.join(directory or cache_dir(), f"{key}.sqlite")
+
+
+Entry = tuple[int, int, bytes]
+"""(size, mtime_ns, FileDefs blob)."""
+
+
+class Cache:
+    """One root's cache. Every method survives any SQLite failure."""
+
+    def __init__(self, root: str, directory: str | None = None) -> None:
+        self.root = root
+        self.path = cache_path(root, directory)
+        self.enabled = True
+        self._queue: queue.Queue[tuple[str, list[tuple[str, int, int, bytes]] | list[str]] | None]
+        self._queue = queue.Queue()
+        self._writer: threading.Thread | None = None
+        self._open()
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=5, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        return db
+
+    def _open(self) -> None:
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            db = self._connect()
+            try:
+                ok = self._check(db)
+            finally:
+                db.close()
+            if not ok:
+                self._reset()
+        except (sqlite3.Error, OSError) as error:
+            log.warning("cache %s unusable (%s); starting a new one", self.path, error)
+            try:
+                self._reset()
+            except (sqlite3.Error, OSError) as again:
+                log.warning("cache disabled: %s", again)
+                self.enabled = False
+
+    def _check(self, db: sqlite3.Connection) -> bool:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not tables:
+            self._create(db)
+            return True
+        if tables != {"meta", "files"}:
+            log.warning("cache %s is not a nearsym cache; replacing it", self.path)
+            return False
+        row = db.execute("SELECT value FROM meta WHERE key='stamp'").fetchone()
+        root = db.execute("SELECT value FROM meta WHERE key='root'").fetchone()
+        if row is None or row[0] != stamp() or root is None or root[0] != self.root:
+            log.info("cache %s was made by another version or grammar; emptying it", self.path)
+            return False
+        return True
+
+    def _create(self, db: sqlite3.Connection) -> None:
+        with db:
+            db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+            db.execute(
+                "CREATE TABLE files (path TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, defs BLOB)"
+            )
+            db.execute("INSERT INTO meta VALUES ('stamp', ?), ('root', ?)", (stamp(), self.root))
+
+    def _reset(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.path + suffix)
+        db = self._connect()
+        try:
+            self._create(db)
+        finally:
+            db.close()
+
+    # -- reading ---------------------------------------------------------------
+    def load(self) -> dict[str, Entry]:
+        """Every stored file: path -> (size, mtime_ns, blob). Empty on error."""
+        if not self.enabled:
+            return {}
+        try:
+            db = self._connect()
+            try:
+                return {p: (s, m, d) for p, s, m, d in db.execute("SELECT * FROM files")}
+            finally:
+                db.close()
+        except sqlite3.Error as error:
+            log.warning("cache %s unreadable (%s); parsing instead", self.path, error)
+            self.enabled = False
+            return {}
+
+    # -- writing (background) ------------------------------------------------------
+    def store(self, rows: Iterable[tuple[str, int, int, bytes]]) -> None:
+        """Queue (path, size, mtime_ns, blob) rows for the writer thread."""
+        now = time.time_ns()
+        fresh = [
+            (p, s, -1 if now - m < RACY_SECONDS * 1e9 else m, d) for p, s, m, d in rows if s >= 0
+        ]
+        if fresh and self.enabled:
+            self._put(("store", fresh))
+
+    def forget(self, paths: Iterable[str]) -> None:
+        gone = list(paths)
+        if gone and self.enabled:
+            self._put(("forget", gone))
+
+    def _put(self, item: tuple[str, list[tuple[str, int, int, bytes]] | list[str]]) -> None:
+        self._queue.put(item)
+        if self._writer is None:
+            self._writer = threading.Thread(target=self._write, name="nearsym-cache", daemon=True)
+            self._writer.start()
+
+    def _write(self) -> None:
+        try:
+            db = self._connect()
+        except sqlite3.Error as error:
+            log.warning("cache disabled: %s", error)
+            self.enabled = False
+            return
+        while True:
+            item = self._queue.get()
+            try:
+                if item is None:
+                    return
+                kind, rows = item
+                with db:
+                    if kind == "store":
+                        db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", rows)
+                    else:
+                        db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in rows])
+            except sqlite3.Error as error:
+                log.warning("cache write failed (%s); cache disabled", error)
+                self.enabled = False
+            finally:
+                self._queue.task_done()
+
+    def flush(self) -> None:
+        """Wait until every queued write is on disk."""
+        if self._writer is not None:
+            self._queue.join()
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._queue.put(None)
+            self._writer.join(timeout=10)
+            self._writer = None

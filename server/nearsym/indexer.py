@@ -1,0 +1,334 @@
+"""Cold indexing: the open file's neighbourhood first, then everything, on
+every core, from the cache where it can.
+
+Design note
+-----------
+`index_namespace` runs in one thread (the server's, or the CLI's main one):
+
+1. If a file is open, the files of its folder (up to `NEAR_FILES`) are parsed
+   at once, in this thread, and applied: the answers that matter most exist
+   before the walk of a large tree is even done. The walk runs in a helper
+   thread, so a file opened while it runs gets the same treatment.
+2. The walk's files are split: those the cache holds at the same size and
+   mtime are decoded and applied; the rest are sorted by folder distance
+   from the open file (again whenever it changes) and parsed by a process
+   pool, `CHUNK` files a task, at most two tasks a worker in flight.
+   Workers read, parse and extract; only the compact `FileDefs` blob
+   crosses back.
+3. Results are applied in batches that grow with the index (a segment per
+   batch), and written to the cache by its background thread.
+
+Nothing here knows about LSP: the caller passes `sink` (apply results),
+`focus` (the open file now), `cancelled` and `progress`.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import logging
+import multiprocessing
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from nearsym.cache import Cache
+from nearsym.columns import FileDefs
+from nearsym.config import Config
+from nearsym.languages import language_named
+from nearsym.proximity import directory_distance
+from nearsym.workspace import SkippedFile, SourceFile, discover, read_source_stat
+
+log = logging.getLogger(__name__)
+
+NEAR_FILES = 64
+"""Files of the open file's folder parsed before anything else."""
+CHUNK = 24
+"""Files per worker task."""
+FLUSH_SECONDS = 0.25
+"""Longest wait before parsed results become searchable."""
+
+OK, SKIPPED, GONE = 0, 1, 2
+
+Parsed = tuple[str, int, int, int, bytes]
+"""(relative path, status, size, mtime_ns, FileDefs blob or the reason)."""
+
+Result = FileDefs | Exception
+Sink = Callable[[list[tuple[SourceFile, Result]]], None]
+
+
+def parse_one(path: str, rel: str, language: str, max_bytes: int) -> Parsed:
+    spec = language_named(language)
+    if spec is None:
+        return (rel, SKIPPED, -1, 0, b"unknown language")
+    try:
+        data, st = read_source_stat(path, max_bytes)
+        from nearsym.extract import extract_defs
+
+        return (rel, OK, st.st_size, st.st_mtime_ns, extract_defs(data, spec).encode())
+    except SkippedFile as why:
+        return (rel, SKIPPED, -1, 0, str(why).encode())
+    except OSError as error:
+        return (rel, GONE, -1, 0, (error.strerror or str(error)).encode())
+
+
+def parse_jobs(jobs: Sequence[tuple[str, str, str]], max_bytes: int) -> list[Parsed]:
+    """A worker's task: (absolute path, relative path, language) each."""
+    return [parse_one(path, rel, lang, max_bytes) for path, rel, lang in jobs]
+
+
+def _result(parsed: Parsed) -> Result:
+    _, status, _, _, payload = parsed
+    if status == OK:
+        return FileDefs.decode(payload)
+    reason = payload.decode("utf-8", "replace")
+    return SkippedFile(reason) if status == SKIPPED else OSError(reason)
+
+
+class Workers:
+    """A process pool, started on first use (`forkserver`: the workers do not
+    inherit the server's threads or its stdio streams)."""
+
+    def __init__(self, count: int | None = None) -> None:
+        self.count = max(1, count if count is not None else (os.cpu_count() or 1))
+        self._pool: cf.ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def submit(
+        self, jobs: Sequence[tuple[str, str, str]], max_bytes: int
+    ) -> cf.Future[list[Parsed]]:
+        with self._lock:
+            if self._pool is None:
+                method = (
+                    "forkserver"
+                    if "forkserver" in multiprocessing.get_all_start_methods()
+                    else "spawn"
+                )
+                if method == "forkserver":
+                    multiprocessing.set_forkserver_preload(["nearsym.indexer", "nearsym.extract"])
+                self._pool = cf.ProcessPoolExecutor(
+                    self.count, mp_context=multiprocessing.get_context(method)
+                )
+            try:
+                return self._pool.submit(parse_jobs, list(jobs), max_bytes)
+            except cf.process.BrokenProcessPool:
+                log.warning("indexing workers died; starting new ones")
+                self._pool = None
+        return self.submit(jobs, max_bytes)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._pool is not None:
+                self._pool.shutdown(wait=False, cancel_futures=True)
+                self._pool = None
+
+
+@dataclass(slots=True)
+class ColdStats:
+    files: int = 0
+    parsed: int = 0
+    from_cache: int = 0
+    skipped: int = 0
+    definitions: int = 0
+    first_batch_seconds: float | None = None
+    walk_seconds: float = 0.0
+    seconds: float = 0.0
+    results: dict[str, int] = field(default_factory=dict)
+
+
+def index_namespace(
+    root: str,
+    config: Config,
+    sink: Sink,
+    *,
+    workers: Workers | None = None,
+    cache: Cache | None = None,
+    focus: Callable[[], str | None] = lambda: None,
+    cancelled: Callable[[], bool] = lambda: False,
+    progress: Callable[[int, int], None] | None = None,
+    files: Iterable[SourceFile] | None = None,
+) -> ColdStats:
+    """Index `root` (or just `files`) into `sink`; see the module note."""
+    started = time.perf_counter()
+    stats = ColdStats()
+    done: set[str] = set()
+    cached = cache.load() if cache is not None else {}
+    pending_store: list[tuple[str, int, int, bytes]] = []
+    batch: list[tuple[SourceFile, Result]] = []
+    batch_defs = 0
+    last_flush = time.perf_counter()
+
+    def flush(force: bool = False) -> None:
+        nonlocal batch, batch_defs, last_flush
+        if not batch:
+            return
+        big = batch_defs >= max(2000, stats.definitions // 2)
+        wait = FLUSH_SECONDS if stats.definitions < 50_000 else 8 * FLUSH_SECONDS
+        if force or big or time.perf_counter() - last_flush >= wait:
+            sink(batch)
+            stats.definitions += batch_defs
+            if stats.first_batch_seconds is None:
+                stats.first_batch_seconds = time.perf_counter() - started
+            batch, batch_defs = [], 0
+            last_flush = time.perf_counter()
+            if cache is not None and pending_store:
+                cache.store(pending_store)
+                pending_store.clear()
+
+    def take(sf: SourceFile, result: Result) -> None:
+        nonlocal batch_defs
+        done.add(sf.rel)
+        batch.append((sf, result))
+        if isinstance(result, FileDefs):
+            batch_defs += len(result)
+        else:
+            stats.skipped += 1
+
+    def parse_here(chosen: Sequence[SourceFile]) -> None:
+        for sf in chosen:
+            parsed = parse_one(sf.path, sf.rel, sf.language.name, config.max_file_bytes)
+            stats.parsed += 1
+            if parsed[1] == OK:
+                pending_store.append((parsed[0], parsed[2], parsed[3], parsed[4]))
+            take(sf, _result(parsed))
+        flush(force=True)
+
+    # 1. The open file's folder, at once.
+    near_done: set[str] = set()
+
+    def neighbourhood() -> None:
+        open_file = focus()
+        if open_file is None:
+            return
+        folder = os.path.dirname(open_file)
+        if folder in near_done or not (folder + os.sep).startswith(root.rstrip(os.sep) + os.sep):
+            return
+        near_done.add(folder)
+        near: list[SourceFile] = []
+        for sf in discover(root, config, under=folder):
+            if sf.rel not in done:
+                near.append(sf)
+            if len(near) >= NEAR_FILES:
+                break
+        parse_here(near)
+
+    if files is None:
+        neighbourhood()
+        walked: list[SourceFile] = []
+        walk_done = threading.Event()
+
+        def walk() -> None:
+            try:
+                walked.extend(discover(root, config))
+            finally:
+                walk_done.set()
+
+        threading.Thread(target=walk, name="nearsym-walk", daemon=True).start()
+        while not walk_done.wait(0.05):
+            if cancelled():
+                return stats
+            neighbourhood()
+        all_files = walked
+    else:
+        all_files = list(files)
+    stats.walk_seconds = time.perf_counter() - started
+    stats.files = len(all_files)
+    todo: list[SourceFile] = []
+    for sf in all_files:
+        if sf.rel in done:
+            continue
+        hit = cached.get(sf.rel)
+        if hit is not None and hit[0] == sf.size and hit[1] == sf.mtime_ns and sf.size >= 0:
+            try:
+                take(sf, FileDefs.decode(hit[2]))
+                stats.from_cache += 1
+                continue
+            except ValueError:
+                log.warning("cache entry for %s unreadable; parsing it", sf.rel)
+        todo.append(sf)
+    flush(force=True)
+    if cache is not None:
+        walked_rels = {sf.rel for sf in all_files}
+        cache.forget(p for p in cached if p not in walked_rels)
+    del cached
+
+    # 2. The rest, nearest first, on every core.
+    total = len(all_files)
+    if progress is not None:
+        progress(len(done), total)
+    if len(todo) <= CHUNK or workers is None:
+        for at in range(0, len(todo), CHUNK):
+            if cancelled():
+                return stats
+            parse_here(todo[at : at + CHUNK])
+            if progress is not None:
+                progress(len(done), total)
+    else:
+        _parallel(
+            todo, config, workers, focus, cancelled, take, parse_here, pending_store, flush, stats
+        )
+        if progress is not None:
+            progress(len(done), total)
+    flush(force=True)
+    stats.seconds = time.perf_counter() - started
+    return stats
+
+
+def _parallel(
+    todo: list[SourceFile],
+    config: Config,
+    workers: Workers,
+    focus: Callable[[], str | None],
+    cancelled: Callable[[], bool],
+    take: Callable[[SourceFile, Result], None],
+    parse_here: Callable[[Sequence[SourceFile]], None],
+    pending_store: list[tuple[str, int, int, bytes]],
+    flush: Callable[[bool], None],
+    stats: ColdStats,
+) -> None:
+    by_rel = {sf.rel: sf for sf in todo}
+    order = list(reversed(todo))  # consumed from its end: walk order
+    ordered_for: list[str | None] = [None]
+    in_flight: dict[cf.Future[list[Parsed]], list[SourceFile]] = {}
+
+    def reorder() -> None:
+        target = focus()
+        if target is None or target == ordered_for[0]:
+            return
+        ordered_for[0] = target
+        distance: dict[str, int] = {}
+        for sf in order:
+            folder = os.path.dirname(sf.path)
+            if folder not in distance:
+                distance[folder] = directory_distance(sf.path, target)
+        # Farthest first, nearest last: the list is consumed from its end.
+        order.sort(key=lambda sf: distance[os.path.dirname(sf.path)], reverse=True)
+
+    while order or in_flight:
+        if cancelled():
+            for f in in_flight:
+                f.cancel()
+            return
+        reorder()
+        while order and len(in_flight) < 2 * workers.count:
+            chunk = [order.pop() for _ in range(min(CHUNK, len(order)))]
+            jobs = [(sf.path, sf.rel, sf.language.name) for sf in chunk]
+            in_flight[workers.submit(jobs, config.max_file_bytes)] = chunk
+        finished, _ = cf.wait(
+            list(in_flight), timeout=FLUSH_SECONDS, return_when=cf.FIRST_COMPLETED
+        )
+        for future in finished:
+            chunk = in_flight.pop(future)
+            try:
+                results = future.result()
+            except Exception as error:  # a worker died (out of memory, a crash)
+                log.warning("indexing worker failed (%s); parsing its files here", error)
+                parse_here(chunk)
+                continue
+            for parsed in results:
+                stats.parsed += 1
+                if parsed[1] == OK:
+                    pending_store.append((parsed[0], parsed[2], parsed[3], parsed[4]))
+                take(by_rel[parsed[0]], _result(parsed))
+        flush(False)
