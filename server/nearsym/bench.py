@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import random
@@ -27,12 +28,14 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
+from nearsym.cache import Cache
+from nearsym.columns import FileDefs
 from nearsym.config import Config
 from nearsym.index import SymbolIndex
+from nearsym.indexer import ColdStats, Result, Workers, index_namespace
 from nearsym.match import split_words
-from nearsym.model import Symbol
 from nearsym.search import Namespace, answer
-from nearsym.workspace import index_root
+from nearsym.workspace import SourceFile
 
 SEED = 20261130
 """Fixed: the drawn query mix is the same on every run over the same tree."""
@@ -46,9 +49,13 @@ class Figures:
         self.lines.append(f"{label:38} {value}")
 
 
-def query_mix(symbols: list[Symbol], count: int) -> list[str]:
-    """`count` queries of every shape, drawn with a fixed seed."""
+def query_mix(index: SymbolIndex, count: int) -> list[str]:
+    """`count` queries of every shape, drawn with a fixed seed from a sample
+    of the index's files."""
     rng = random.Random(SEED)
+    files = sorted(index.files)
+    sample = rng.sample(files, min(len(files), 400))
+    symbols = [s for rel in sample for s in index.symbols_of(rel)]
     names = sorted({s.name for s in symbols if len(s.name) >= 3})
     owned = sorted({(s.container.rsplit(".", 1)[-1], s.name) for s in symbols if s.container})
     if not names:
@@ -102,16 +109,32 @@ def tree_bytes(roots: list[str], index: list[SymbolIndex]) -> int:
     return total
 
 
-async def lsp_latency(roots: list[str], queries: list[str]) -> tuple[float, list[float]]:
-    """Index time and per-query latency through `nearsym serve` over stdio."""
+@dataclass(slots=True)
+class LspFigures:
+    first_answer: float | None = None
+    indexed: float = 0.0
+    rss: int = 0
+    samples: list[float] = field(default_factory=list)
+
+
+async def lsp_latency(
+    roots: list[str], queries: list[str], probe: tuple[str, str, str] | None, cache_dir: str
+) -> LspFigures:
+    """`nearsym serve` over stdio, cold (empty cache): time from `initialize`
+    to the first answer that holds `probe` (open file, name, the file that
+    defines it), to the end of indexing, its resident memory, then each
+    query's latency."""
+    env = {**os.environ, "NEARSYM_CACHE_DIR": cache_dir}
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "nearsym", "serve",
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL, env=env,
     )  # fmt: skip
     assert process.stdin is not None and process.stdout is not None
     stdin, stdout = process.stdin, process.stdout
     ids = iter(range(1, 1_000_000))
+    figures = LspFigures()
+    progress_ended = asyncio.Event()
 
     def send(message: dict[str, object]) -> None:
         body = json.dumps({"jsonrpc": "2.0", **message}).encode()
@@ -132,6 +155,10 @@ async def lsp_latency(roots: list[str], queries: list[str]) -> tuple[float, list
                 return message
             if "id" in message and "method" in message:
                 send({"id": message["id"], "result": None})
+            value = message.get("params")
+            inner = value.get("value") if isinstance(value, dict) else None
+            if isinstance(inner, dict) and inner.get("kind") == "end":
+                progress_ended.set()
 
     started = time.perf_counter()
     folders = [{"uri": "file://" + r, "name": os.path.basename(r)} for r in roots]
@@ -141,80 +168,199 @@ async def lsp_latency(roots: list[str], queries: list[str]) -> tuple[float, list
          "capabilities": {"window": {"workDoneProgress": True}}},
     )  # fmt: skip
     send({"method": "initialized", "params": {}})
-    while True:  # until the index's progress ends
-        message = await read()
-        if "id" in message and "method" in message:
-            send({"id": message["id"], "result": None})
-        value = message.get("params")
-        inner = value.get("value") if isinstance(value, dict) else None
-        if isinstance(inner, dict) and inner.get("kind") == "end":
-            break
-    indexed = time.perf_counter() - started
-    samples = []
+    if probe is not None:
+        open_file, name, defined_in = probe
+        with open(open_file, "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+        uri = "file://" + open_file
+        send({"method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "", "version": 1, "text": text}}})  # fmt: skip
+        want = "file://" + defined_in
+        while figures.first_answer is None:
+            reply = await request("workspace/symbol", {"query": name})
+            rows = reply.get("result") or []
+            assert isinstance(rows, list)
+            if any(r.get("location", {}).get("uri") == want for r in rows):
+                figures.first_answer = time.perf_counter() - started
+            else:
+                await asyncio.sleep(0.02)
+    while not progress_ended.is_set():  # until the index's progress ends
+        await request("workspace/symbol", {"query": "zzqqxx"})
+        await asyncio.sleep(0.2)
+    figures.indexed = time.perf_counter() - started
+    await asyncio.sleep(1.0)  # the final merge runs after progress ends
+    await request("workspace/symbol", {"query": "warm"})
+    figures.rss = _rss_of(process.pid)
     for query in queries:
         t0 = time.perf_counter()
         await request("workspace/symbol", {"query": query})
-        samples.append(time.perf_counter() - t0)
+        figures.samples.append(time.perf_counter() - t0)
     await request("shutdown", None)
     send({"method": "exit", "params": None})
     await process.wait()
-    return indexed, samples
+    return figures
 
 
-def run(roots: list[str], queries_file: str | None, count: int, vs_ctags: bool, lsp: bool) -> str:
+def _rss_of(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def cold_index(
+    root: str, cache_dir: str | None, workers: int | None
+) -> tuple[SymbolIndex, ColdStats, float, float]:
+    """One index of `root` as the server builds it: (index, stats, wall,
+    CPU seconds of this process and its workers)."""
+    idx = SymbolIndex(root)
+    idx.bulk = True
+
+    def sink(batch: list[tuple[SourceFile, Result]]) -> None:
+        idx.replace_files([(sf.rel, r) for sf, r in batch if isinstance(r, FileDefs)])
+
+    pool = Workers(workers) if workers != 1 else None
+    cache = Cache(root, cache_dir) if cache_dir is not None else None
+    c0 = time.process_time() + resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
+    t0 = time.perf_counter()
+    stats = index_namespace(root, Config(), sink, workers=pool, cache=cache)
+    idx.compact()
+    wall = time.perf_counter() - t0
+    if pool is not None:
+        pool.close(wait=True)
+    cpu = time.process_time() + resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime - c0
+    if cache is not None:
+        cache.close()
+    return idx, stats, wall, cpu
+
+
+def _probe(root: str, idx: SymbolIndex) -> tuple[str, str, str] | None:
+    """An open file in the middle of the tree, and a name defined by another
+    file of its folder."""
+    files = sorted(idx.files)
+    if not files:
+        return None
+    middle = files[len(files) // 2]
+    folder = middle.rsplit("/", 1)[0] if "/" in middle else ""
+    for rel in files:
+        if rel != middle and (rel.rsplit("/", 1)[0] if "/" in rel else "") == folder:
+            for s in idx.symbols_of(rel):
+                if len(s.name) >= 4 and not s.local:
+                    return (os.path.join(root, middle), s.name, os.path.join(root, rel))
+    return None
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def run(
+    roots: list[str],
+    queries_file: str | None,
+    count: int,
+    vs_ctags: bool,
+    lsp: bool,
+    runs: int = 3,
+    workers: int | None = None,
+) -> str:
     figures = Figures()
-    roots = [os.path.abspath(r) for r in roots]
-    rss_before = rss_bytes()
-    cpu0, wall0 = time.process_time(), time.perf_counter()
-    indexes = []
-    for root in roots:
-        idx = SymbolIndex(root)
-        index_root(root, idx, Config())
-        indexes.append(idx)
-    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-    namespaces = [Namespace(r, i) for r, i in zip(roots, indexes, strict=True)]
-    symbols = [s for i in indexes for s in i.all_symbols()]
-    files = sum(len(i.files) for i in indexes)
-    size = tree_bytes(roots, indexes)
-    answer(namespaces, "warm", 100)  # builds the name tables
-    rss = rss_bytes() - rss_before
-    figures.add("roots", ", ".join(roots))
-    figures.add("files / definitions", f"{files} / {len(symbols)}")
-    figures.add("cold index wall / CPU", f"{wall:.2f} s / {cpu:.2f} s")
+    root = os.path.abspath(roots[0])
+    scratch = tempfile.mkdtemp(prefix="nearsym-bench-")
+    colds: list[tuple[float, float]] = []
+    warms: list[float] = []
+    idx: SymbolIndex | None = None
+    stats: ColdStats | None = None
+    for n in range(runs):
+        cache_dir = os.path.join(scratch, f"cold{n}")
+        del idx
+        idx, stats, wall, cpu = cold_index(root, cache_dir, workers)
+        colds.append((wall, cpu))
+    assert idx is not None and stats is not None
+    for _ in range(runs):
+        del idx
+        idx, warm_stats, wall, _cpu = cold_index(root, os.path.join(scratch, "cold0"), workers)
+        warms.append(wall)
+    gc.collect()
+    definitions = len(idx)
+    size = tree_bytes([root], [idx])
+    wall = _median([c[0] for c in colds])
+    cpu = _median([c[1] for c in colds])
+    figures.add("root", root)
+    figures.add("runs (medians below)", str(runs))
+    figures.add("files / definitions", f"{stats.files} / {definitions}")
+    figures.add("cold index wall / CPU (all processes)", f"{wall:.2f} s / {cpu:.2f} s")
     figures.add(
         "throughput",
-        f"{size / 1e6 / max(wall, 1e-9):.2f} MB/s, {len(symbols) / max(wall, 1e-9):,.0f} definitions/s",
+        f"{size / 1e6 / max(wall, 1e-9):.2f} MB/s, {definitions / max(wall, 1e-9):,.0f} definitions/s",
     )
     figures.add(
-        "resident memory (index)",
-        f"{rss / 1e6:.0f} MB, {rss / max(1, len(symbols)):.0f} bytes/definition",
+        "warm start from the cache",
+        f"{_median(warms):.2f} s ({warm_stats.from_cache} files from the cache)",
     )
+    figures.add(
+        "index columns",
+        f"{idx.nbytes() / 1e6:.0f} MB, {idx.nbytes() / max(1, definitions):.1f} bytes/definition",
+    )
+    namespaces = [Namespace(root, idx)]
     if queries_file:
         with open(queries_file, encoding="utf-8") as f:
             queries = [line.rstrip("\n") for line in f if line.strip()]
     else:
-        queries = query_mix(symbols, count)
+        queries = query_mix(idx, count)
+    answer(namespaces, "warm", 100)
     samples = []
-    for query in queries:
-        t0 = time.perf_counter()
-        answer(namespaces, query, 100)
-        samples.append(time.perf_counter() - t0)
-    figures.add(f"query, in process ({len(queries)})", percentiles(samples))
+    for _ in range(runs):
+        for query in queries:
+            t0 = time.perf_counter()
+            answer(namespaces, query, 100)
+            samples.append(time.perf_counter() - t0)
+    figures.add(f"query, in process ({len(queries)} x {runs})", percentiles(samples))
     if lsp:
-        indexed, over_lsp = asyncio.run(lsp_latency(roots, queries))
-        figures.add("initialize -> index done (LSP)", f"{indexed:.2f} s")
-        figures.add(f"query, LSP stdio ({len(queries)})", percentiles(over_lsp))
+        lsp_runs = [
+            asyncio.run(
+                lsp_latency([root], queries, _probe(root, idx), os.path.join(scratch, f"lsp{n}"))
+            )
+            for n in range(runs)
+        ]
+        firsts = [r.first_answer for r in lsp_runs if r.first_answer is not None]
+        if firsts:
+            figures.add("initialize -> first answer near open file", f"{_median(firsts):.2f} s")
+        figures.add(
+            "initialize -> index done (LSP)", f"{_median([r.indexed for r in lsp_runs]):.2f} s"
+        )
+        rss = _median([float(r.rss) for r in lsp_runs])
+        figures.add(
+            "server resident memory",
+            f"{rss / 1e6:.0f} MB, {rss / max(1, definitions):.0f} bytes/definition",
+        )
+        over_lsp = [x for r in lsp_runs for x in r.samples]
+        figures.add(f"query, LSP stdio ({len(queries)} x {runs})", percentiles(over_lsp))
     if vs_ctags:
         if shutil.which("ctags") is None:
             figures.add("ctags", "not installed (apt-get install universal-ctags)")
         else:
-            t0, c0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
-            with tempfile.TemporaryDirectory() as scratch:
-                for n, root in enumerate(roots):
-                    out = os.path.join(scratch, f"tags{n}")
-                    subprocess.run(["ctags", "-R", "-f", out, "."], cwd=root, check=True)
-            ctags_wall = time.perf_counter() - t0
-            ctags_cpu = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime - c0
-            figures.add("ctags -R wall / CPU", f"{ctags_wall:.2f} s / {ctags_cpu:.2f} s")
-            figures.add("nearsym / ctags (wall)", f"{wall / max(ctags_wall, 1e-9):.1f} x")
+            ctags: list[tuple[float, float]] = []
+            for _ in range(runs):
+                t0, c0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
+                out = os.path.join(scratch, "tags")
+                subprocess.run(
+                    ["ctags", "-R", "-f", out, "."], cwd=root, check=True, stderr=subprocess.DEVNULL
+                )
+                ctags.append(
+                    (
+                        time.perf_counter() - t0,
+                        resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime - c0,
+                    )
+                )
+            c_wall = _median([c[0] for c in ctags])
+            figures.add(
+                "ctags -R wall / CPU", f"{c_wall:.2f} s / {_median([c[1] for c in ctags]):.2f} s"
+            )
+            figures.add("cold index / ctags (wall)", f"{wall / max(c_wall, 1e-9):.2f} x")
+            figures.add("warm start / ctags (wall)", f"{_median(warms) / max(c_wall, 1e-9):.2f} x")
+    shutil.rmtree(scratch, ignore_errors=True)
     return "\n".join(figures.lines)

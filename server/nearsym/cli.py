@@ -69,6 +69,8 @@ def _parser() -> argparse.ArgumentParser:
     be.add_argument("--count", type=int, default=210, help="queries in the drawn mix")
     be.add_argument("--vs-ctags", action="store_true", help="also time ctags -R on the same tree")
     be.add_argument("--no-lsp", action="store_true", help="skip the LSP stdio measurement")
+    be.add_argument("--runs", type=int, default=3, help="runs per figure; medians are printed")
+    be.add_argument("--workers", type=int, help="indexing processes (default: one per core)")
 
     ev = sub.add_parser("eval", help="measure ranking on a golden set of cases")
     ev.add_argument("cases", metavar="CASES.jsonl")
@@ -266,7 +268,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "bench":
         from nearsym.bench import run
 
-        print(run(args.root or ["."], args.queries, args.count, args.vs_ctags, not args.no_lsp))
+        roots = args.root or ["."]
+        if len(roots) > 1:
+            print("nearsym bench: one --root at a time", file=sys.stderr)
+            return 2
+        lsp = not args.no_lsp
+        print(
+            run(
+                roots, args.queries, args.count, args.vs_ctags, lsp, max(1, args.runs), args.workers
+            )
+        )
         return 0
     return run_search(args)
 

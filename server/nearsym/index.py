@@ -56,6 +56,10 @@ VERIFY_BUDGET = 20_000
 
 _KINDS: dict[int, Kind] = {int(k): k for k in Kind}
 
+QUALIFIED_BUDGET = 4_000
+"""Names a qualified query may visit in its name tiers (most are dropped by
+the owner, so this bounds the work, not the verification)."""
+
 BULK_SEGMENTS = 16
 """Segments a cold index may leave before its final merge."""
 
@@ -264,6 +268,7 @@ class SymbolIndex:
             return self._nearest(open_file, width)
         keep: RowFilter | None = None
         first: RowFilter | None = None
+        allowed: list[NDArray[np.bool_]] | None = None
         if is_qualified(query):
             wanted = normalise_qualified(query).strip(".").lower()
             if not wanted:
@@ -278,10 +283,16 @@ class SymbolIndex:
                     container = s.container.lower()
                     return container == owner or container.endswith("." + owner)
 
-        return self._fill(text.encode(), width, keep, first)
+                allowed = [_owners_like(seg, owner.encode()) for seg in self._segments]
+        return self._fill(text.encode(), width, keep, first, allowed)
 
     def _fill(
-        self, q: bytes, width: int, keep: RowFilter | None, first: RowFilter | None
+        self,
+        q: bytes,
+        width: int,
+        keep: RowFilter | None,
+        first: RowFilter | None,
+        allowed: list[NDArray[np.bool_]] | None = None,
     ) -> list[Symbol]:
         segs = self._segments
         pool: list[Symbol] = []
@@ -295,12 +306,12 @@ class SymbolIndex:
         ]
         for group in _groups(merged_keys(exact)):
             seen.update(group)
-            for s in self._group_rows(group):
+            for s in self._group_rows(group, allowed):
                 if keep is None or keep(s):
                     (pool if first is None or first(s) else later).append(s)
         exact_count = len(pool)
         pool.extend(later)
-        budget = [VERIFY_BUDGET]
+        budget = [VERIFY_BUDGET if allowed is None else QUALIFIED_BUDGET]
         pattern = subsequence_pattern(q)
 
         def contains(key: bytes) -> bool:
@@ -321,9 +332,10 @@ class SymbolIndex:
                 break
             sources = [(s_no, seg, lookup(seg)) for s_no, seg in enumerate(segs)]
             keys = merged_keys([src for src in sources if len(src[2])])
-            for group in _groups(keys, verify, budget, seen):
+            check = verify if verify is not None or allowed is None else _any_key
+            for group in _groups(keys, check, budget, seen):
                 seen.update(group)
-                for s in self._group_rows(group):
+                for s in self._group_rows(group, allowed):
                     if keep is None or keep(s):
                         pool.append(s)
                 if len(pool) >= width:
@@ -349,11 +361,16 @@ class SymbolIndex:
         # at most, so that a narrower pool is a prefix of a wider one.
         return pool[: max(width, exact_count)]
 
-    def _group_rows(self, group: list[tuple[int, int]]) -> list[Symbol]:
+    def _group_rows(
+        self, group: list[tuple[int, int]], allowed: list[NDArray[np.bool_]] | None = None
+    ) -> list[Symbol]:
         out: list[Symbol] = []
         for s_no, e in group:
             seg = self._segments[s_no]
-            out.extend(self._materialize(seg, seg.rows_of(e)))
+            rows = seg.rows_of(e)
+            if allowed is not None and len(rows):
+                rows = rows[allowed[s_no][seg.cont[rows]]]
+            out.extend(self._materialize(seg, rows))
         if len(group) > 1:
             out.sort(key=lambda s: (s.path, s.span.line, s.span.col))
         return out
@@ -375,6 +392,22 @@ class SymbolIndex:
             if len(pool) >= width:
                 return pool[:width]
         return pool
+
+
+def _any_key(key: bytes) -> bool:
+    """Every name passes; used so that a qualified query's name tiers count
+    the names they visit against the budget."""
+    return True
+
+
+def _owners_like(seg: Segment, owner: bytes) -> NDArray[np.bool_]:
+    """Per container of `seg`: does it hold `owner` in order?"""
+    ok = np.zeros(len(seg.containers), dtype=bool)
+    pattern = subsequence_pattern(owner)
+    for c in seg.owners(owner).tolist():
+        if pattern.match(seg.owner_key(c)) is not None:
+            ok[c] = True
+    return ok
 
 
 def _groups(

@@ -94,6 +94,7 @@ class Workers:
         self.count = max(1, count if count is not None else (os.cpu_count() or 1))
         self._pool: cf.ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
+        self.failures = 0
 
     def submit(
         self, jobs: Sequence[tuple[str, str, str]], max_bytes: int
@@ -117,10 +118,10 @@ class Workers:
                 self._pool = None
         return self.submit(jobs, max_bytes)
 
-    def close(self) -> None:
+    def close(self, wait: bool = False) -> None:
         with self._lock:
             if self._pool is not None:
-                self._pool.shutdown(wait=False, cancel_futures=True)
+                self._pool.shutdown(wait=wait, cancel_futures=True)
                 self._pool = None
 
 
@@ -257,7 +258,7 @@ def index_namespace(
     total = len(all_files)
     if progress is not None:
         progress(len(done), total)
-    if len(todo) <= CHUNK or workers is None:
+    if len(todo) <= CHUNK or workers is None or workers.failures >= 3:
         for at in range(0, len(todo), CHUNK):
             if cancelled():
                 return stats
@@ -324,7 +325,14 @@ def _parallel(
                 results = future.result()
             except Exception as error:  # a worker died (out of memory, a crash)
                 log.warning("indexing worker failed (%s); parsing its files here", error)
+                workers.failures += 1
                 parse_here(chunk)
+                if workers.failures >= 3:  # the pool cannot run here: no more of it
+                    log.warning("indexing workers keep failing; parsing in process")
+                    for f in in_flight:
+                        f.cancel()
+                    parse_here([sf for c in in_flight.values() for sf in c] + order[::-1])
+                    return
                 continue
             for parsed in results:
                 stats.parsed += 1

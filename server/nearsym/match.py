@@ -93,6 +93,11 @@ _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
 def word_starts(name: str) -> list[bool]:
+    return list(_word_starts(name))
+
+
+@lru_cache(maxsize=65536)
+def _word_starts(name: str) -> tuple[bool, ...]:
     """Which characters of `name` begin a sub-word.
 
     >>> [c for c, s in zip("HTTPServer", word_starts("HTTPServer")) if s]
@@ -113,7 +118,7 @@ def word_starts(name: str) -> list[bool]:
             starts[i] = True
         elif ch.isupper() and prev.isupper() and i + 1 < n and name[i + 1].islower():
             starts[i] = True  # the S of HTTPServer
-    return starts
+    return tuple(starts)
 
 
 def split_words(text: str) -> list[str]:
@@ -154,10 +159,15 @@ def _align(typed: str, name: str, smart_case: bool = True) -> Alignment | None:
     if not query or not is_subsequence(query, lower):
         return None
     smart_case = smart_case and typed != query
-    starts = word_starts(name)
+    starts = _word_starts(name)
     occurs: dict[str, list[int]] = {}
-    for j, ch in enumerate(lower):
-        occurs.setdefault(ch, []).append(j)
+    for ch in set(query):
+        found: list[int] = []
+        j = lower.find(ch)
+        while j >= 0:
+            found.append(j)
+            j = lower.find(ch, j + 1)
+        occurs[ch] = found
 
     def landing(j: int, i: int) -> float:
         case = CASE_MISMATCH if smart_case and name[j] != typed[i] else 0.0
@@ -171,19 +181,28 @@ def _align(typed: str, name: str, smart_case: bool = True) -> Alignment | None:
     for i in range(1, len(query)):
         ch = query[i]
         nxt: dict[int, tuple[float, int]] = {}
+        # The gap cost is linear in the distance, so the best earlier end
+        # k < j - 1 is the one maximising score + GAP_EXTEND * k: a running
+        # maximum over the (ascending) ends, linear instead of quadratic.
+        ends = list(best.items())
+        at, lead, lead_k = 0, -1e18, -1
         for j in occurs.get(ch, ()):
+            while at < len(ends) and ends[at][0] < j - 1:
+                k, (score, _) = ends[at]
+                if score + GAP_EXTEND * k > lead:
+                    lead, lead_k = score + GAP_EXTEND * k, k
+                at += 1
             top = -1e9
             back = -1
-            for k, (score, _) in best.items():
-                if k >= j:
-                    continue
-                if k == j - 1:
-                    case = CASE_MISMATCH if smart_case and name[j] != typed[i] else 0.0
-                    cand = score + max(SCORE_RUN - case, landing(j, i))
-                else:
-                    cand = score + landing(j, i) - GAP_OPEN - GAP_EXTEND * (j - k - 2)
+            if lead_k >= 0:
+                top = best[lead_k][0] + landing(j, i) - GAP_OPEN - GAP_EXTEND * (j - lead_k - 2)
+                back = lead_k
+            adjacent = best.get(j - 1)
+            if adjacent is not None:
+                case = CASE_MISMATCH if smart_case and name[j] != typed[i] else 0.0
+                cand = adjacent[0] + max(SCORE_RUN - case, landing(j, i))
                 if cand > top:
-                    top, back = cand, k
+                    top, back = cand, j - 1
             if back >= 0:
                 nxt[j] = (top, back)
         if not nxt:
