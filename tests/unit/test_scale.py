@@ -1,0 +1,221 @@
+"""The scale machinery: segments, retrieval over several segments, the process
+pool, and the on-disk cache. Figures (speed, memory) live in `nearsym
+bench`, never here."""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from nearsym.cache import Cache
+from nearsym.columns import FileDefs
+from nearsym.config import Config
+from nearsym.index import SymbolIndex
+from nearsym.indexer import Workers, index_namespace
+from nearsym.match import is_subsequence
+from nearsym.model import Kind, Span, Symbol
+from nearsym.workspace import SourceFile
+
+POLYGLOT = Path(__file__).parent.parent / "fixtures" / "polyglot"
+
+
+def sym(name: str, path: str, line: int = 0, container: str = "") -> Symbol:
+    return Symbol(name, Kind.FUNCTION, container, "/ws", path, Span(line, 0, line, len(name)), "python")
+
+
+def _words(rng: random.Random) -> str:
+    parts = ["get", "set", "spin", "lock", "irq", "save", "file", "status", "http", "client", "x"]
+    name = "_".join(rng.choice(parts) for _ in range(rng.randint(1, 3)))
+    return name if rng.random() < 0.7 else name.title().replace("_", "")
+
+
+def test_fileDefs_round_trip() -> None:
+    symbols = [sym("alpha", "a.py", 1), sym("béta", "a.py", 2, container="K")]
+    defs = FileDefs.from_symbols("python", symbols)
+    assert FileDefs.decode(defs.encode()).symbols("/ws", "a.py") == symbols
+    with pytest.raises(ValueError):
+        FileDefs.decode(b"not marshal at all")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_retrieval_over_segments_matches_brute_force(seed: int) -> None:
+    """With several segments and dead rows, the pool holds exactly the names
+    the tiers promise: all of them when fewer than the width match."""
+    rng = random.Random(seed)
+    index = SymbolIndex("/ws")
+    live: dict[str, list[Symbol]] = {}
+    for step in range(60):
+        path = f"f{rng.randrange(25)}.py"
+        if rng.random() < 0.15:
+            index.remove_file(path)
+            live.pop(path, None)
+            continue
+        rows = [sym(_words(rng), path, line) for line in range(rng.randint(0, 12))]
+        index.replace_file(path, rows)
+        live[path] = rows
+        if step % 20 == 19:
+            assert len(index.segments) >= 1
+    every = [s for rows in live.values() for s in rows]
+    assert sorted(index.files) == sorted(live)
+    assert len(index) == len(every)
+    for query in ["get", "spin_lock", "sl", "gfs", "HC", "x", "tus", "zzz", "Lock", "irqsave"]:
+        q = query.lower()
+        pool = index.candidates(query, 10_000)
+        expected = {
+            (s.path, s.span.line) for s in every if is_subsequence(q, s.name.lower())
+        }
+        assert {(s.path, s.span.line) for s in pool} == expected, query
+        # exact names first, then shorter names before longer ones per tier
+        exact = [s for s in pool if s.name.lower() == q]
+        assert pool[: len(exact)] == exact
+
+
+def test_every_exact_match_survives_a_narrow_pool() -> None:
+    index = SymbolIndex("/ws")
+    index.replace_files(
+        [(f"m{i}.py", FileDefs.from_symbols("python", [sym("run", f"m{i}.py")])) for i in range(80)]
+    )
+    index.replace_file("z.py", [sym("runner", "z.py")])
+    pool = index.candidates("run", 50)
+    assert sum(s.name == "run" for s in pool) == 80
+
+
+def test_qualified_query_keeps_owner_order() -> None:
+    index = SymbolIndex("/ws")
+    index.replace_file(
+        "a.py",
+        [
+            sym("Cart", "a.py", 0),
+            sym("add", "a.py", 1, container="Cart"),
+            sym("add", "a.py", 5, container="Basket"),
+            sym("adder", "a.py", 7, container="shop.Cart"),
+        ],
+    )
+    names = [(s.container, s.name) for s in index.candidates("Cart.add", 50)]
+    assert names[0] == ("Cart", "add")
+    assert ("Basket", "add") not in names
+    assert ("shop.Cart", "adder") in names
+
+
+def test_compact_keeps_changes_made_during_the_merge() -> None:
+    index = SymbolIndex("/ws")
+    index.bulk = True
+    for i in range(30):
+        index.replace_file(f"f{i}.py", [sym(f"name{i}", f"f{i}.py")])
+    index.replace_file("f3.py", [sym("changed", "f3.py")])
+    index.remove_file("f4.py")
+    index.compact()
+    assert len(index.segments) == 1
+    assert [s.name for s in index.symbols_of("f3.py")] == ["changed"]
+    assert "f4.py" not in index
+    assert all(s.name != "name4" for s in index.candidates("name4", 50))
+
+
+def _cold(root: str, cache: Cache | None, workers: Workers | None) -> tuple[SymbolIndex, int, int]:
+    index = SymbolIndex(root)
+    index.bulk = True
+
+    def sink(batch: list[tuple[SourceFile, object]]) -> None:
+        index.replace_files([(sf.rel, r) for sf, r in batch if isinstance(r, FileDefs)])
+
+    stats = index_namespace(root, Config(), sink, workers=workers, cache=cache)
+    index.compact()
+    return index, stats.parsed, stats.from_cache
+
+
+def _table(index: SymbolIndex) -> list[Symbol]:
+    return sorted(index.all_symbols(), key=lambda s: (s.path, s.span.line, s.span.col, s.name))
+
+
+def test_pool_cache_and_serial_agree(tmp_path: Path) -> None:
+    root = str(tmp_path / "ws")
+    shutil.copytree(POLYGLOT, root)
+    serial, parsed, _ = _cold(root, None, None)
+    assert parsed > 0
+    workers = Workers(2)
+    try:
+        cache = Cache(root, str(tmp_path / "cache"))
+        pooled, _, cached = _cold(root, cache, workers)
+        cache.close()
+        assert cached == 0
+        assert _table(pooled) == _table(serial)
+        # A restart loads from the cache: nothing parsed, the same table.
+        cache = Cache(root, str(tmp_path / "cache"))
+        warm, parsed, cached = _cold(root, cache, workers)
+        cache.close()
+    finally:
+        workers.close(wait=True)
+    assert _table(warm) == _table(serial)
+    assert parsed == 0 and cached > 0
+    # A file that changed (size and mtime) is parsed again.
+    target = next(p for p in sorted(Path(root).rglob("*.py")))
+    target.write_text(target.read_text() + "\n\ndef brand_new_function():\n    pass\n")
+    os.utime(target, ns=(1_000_000_000, 1_000_000_000))
+    cache = Cache(root, str(tmp_path / "cache"))
+    again, parsed, _ = _cold(root, cache, None)
+    cache.close()
+    assert parsed == 1
+    assert [s.name for s in again.candidates("brand_new_function", 10)] == ["brand_new_function"]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        b"this is not a database" * 100,
+        None,  # a SQLite file of somebody else's
+    ],
+)
+def test_corrupt_or_foreign_cache_is_discarded(
+    tmp_path: Path, damage: bytes | None, caplog: pytest.LogCaptureFixture
+) -> None:
+    root = str(tmp_path / "ws")
+    os.makedirs(root)
+    cache = Cache(root, str(tmp_path / "c"))
+    cache.store([("a.py", 3, 1, FileDefs.from_symbols("python", [sym("a", "a.py")]).encode())])
+    cache.close()
+    if damage is None:
+        os.unlink(cache.path)
+        db = sqlite3.connect(cache.path)
+        db.execute("CREATE TABLE other (x)")
+        db.commit()
+        db.close()
+    else:
+        Path(cache.path).write_bytes(damage)
+    with caplog.at_level(logging.INFO):
+        fresh = Cache(root, str(tmp_path / "c"))
+    assert fresh.enabled
+    assert fresh.load() == {}
+    assert any("cache" in r.getMessage() for r in caplog.records)
+    fresh.store([("b.py", 3, 1, b"x")])
+    fresh.close()
+    assert set(Cache(root, str(tmp_path / "c")).load()) == {"b.py"}
+
+
+def test_cache_of_another_version_is_emptied(tmp_path: Path) -> None:
+    root = str(tmp_path)
+    cache = Cache(root, str(tmp_path / "c"))
+    cache.store([("a.py", 3, 1, b"blob")])
+    cache.close()
+    db = sqlite3.connect(cache.path)
+    db.execute("UPDATE meta SET value = 'older' WHERE key = 'stamp'")
+    db.commit()
+    db.close()
+    assert Cache(root, str(tmp_path / "c")).load() == {}
+
+
+def test_racy_entries_are_not_trusted(tmp_path: Path) -> None:
+    """A file written in the same instant it was parsed may change again
+    without its mtime moving: its entry must not be believed."""
+    import time
+
+    cache = Cache(str(tmp_path), str(tmp_path / "c"))
+    cache.store([("a.py", 3, time.time_ns(), b"blob"), ("b.py", 3, 1, b"blob")])
+    cache.close()
+    loaded = Cache(str(tmp_path), str(tmp_path / "c")).load()
+    assert loaded["a.py"][1] == -1 and loaded["b.py"][1] == 1
