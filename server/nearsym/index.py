@@ -295,10 +295,10 @@ class SymbolIndex:
         allowed: list[NDArray[np.bool_]] | None = None,
     ) -> list[Symbol]:
         segs = self._segments
-        pool: list[Symbol] = []
-        later: list[Symbol] = []  # exact names whose owner is not the query's
         seen: set[tuple[int, int]] = set()
         # Tier 1: every exact match.
+        pool: list[Symbol] = []
+        later: list[Symbol] = []  # exact names whose owner is not the query's
         exact = [
             (s_no, seg, np.arange(r.start, r.stop, dtype=np.uint32))
             for s_no, seg in enumerate(segs)
@@ -320,39 +320,50 @@ class SymbolIndex:
         def ordered(key: bytes) -> bool:
             return pattern.match(key) is not None
 
+        # Rows of the later tiers are gathered as (segment, rows) and turned
+        # into symbols at the end, a segment's run at a time.
+        pieces: list[tuple[int, NDArray[np.uint32]] | list[Symbol]] = []
+        count = len(pool)
         tiers: list[
             tuple[Callable[[Segment], NDArray[np.uint32]], Callable[[bytes], bool] | None]
         ] = [
-            (lambda seg: seg.prefix(q), None),
+            (lambda seg: seg.prefix(q), None if allowed is None else _any_key),
             (lambda seg: seg.containing(q), contains),
             (lambda seg: seg.subsequence(q), ordered),
         ]
-        for lookup, verify in tiers:
-            if len(pool) >= width:
+        for lookup, check in tiers:
+            if count >= width:
                 break
             sources = [(s_no, seg, lookup(seg)) for s_no, seg in enumerate(segs)]
-            keys = merged_keys([src for src in sources if len(src[2])])
-            check = verify if verify is not None or allowed is None else _any_key
-            for group in _groups(keys, check, budget, seen):
+            keys = merged_keys([src for src in sources if len(src[2])], False, check, budget)
+            for group in _groups(keys, seen=seen):
                 seen.update(group)
-                for s in self._group_rows(group, allowed):
-                    if keep is None or keep(s):
-                        pool.append(s)
-                if len(pool) >= width:
+                if keep is not None or len(group) > 1:
+                    rows = [s for s in self._group_rows(group, allowed) if keep is None or keep(s)]
+                    pieces.append(rows)
+                    count += len(rows)
+                else:
+                    s_no, e = group[0]
+                    found = segs[s_no].rows_of(e)
+                    if len(found):
+                        pieces.append((s_no, found))
+                        count += len(found)
+                if count >= width:
                     break
+        pool.extend(self._assemble(pieces))
         if len(pool) < width and keep is None:
             # Tier 5: definitions whose owner holds the query in order (a
             # class's name reaches its members).
             sources = [(s_no, seg, seg.owners(q)) for s_no, seg in enumerate(segs)]
-            keys = merged_keys([src for src in sources if len(src[2])], owners=True)
+            keys = merged_keys([src for src in sources if len(src[2])], True, ordered, budget)
             taken = {(s.path, s.span, s.name) for s in pool}
-            for group in _groups(keys, ordered, budget):
-                rows: list[Symbol] = []
+            for group in _groups(keys):
+                owned: list[Symbol] = []
                 for s_no, c in group:
                     seg = segs[s_no]
-                    rows.extend(self._materialize(seg, seg.rows_owned(c)))
-                rows.sort(key=lambda s: (s.path, s.span.line, s.span.col))
-                for s in rows:
+                    owned.extend(self._materialize(seg, seg.rows_owned(c)))
+                owned.sort(key=lambda s: (s.path, s.span.line, s.span.col))
+                for s in owned:
                     if (s.path, s.span, s.name) not in taken:
                         pool.append(s)
                 if len(pool) >= width:
@@ -360,6 +371,32 @@ class SymbolIndex:
         # Invariant: every exact match is kept; otherwise exactly `width` rows
         # at most, so that a narrower pool is a prefix of a wider one.
         return pool[: max(width, exact_count)]
+
+    def _assemble(
+        self, pieces: list[tuple[int, NDArray[np.uint32]] | list[Symbol]]
+    ) -> list[Symbol]:
+        out: list[Symbol] = []
+        run: list[NDArray[np.uint32]] = []
+        run_seg = -1
+
+        def flush() -> None:
+            if run:
+                seg = self._segments[run_seg]
+                out.extend(self._materialize(seg, np.concatenate(run) if len(run) > 1 else run[0]))
+                run.clear()
+
+        for piece in pieces:
+            if isinstance(piece, list):
+                flush()
+                out.extend(piece)
+                continue
+            s_no, rows = piece
+            if s_no != run_seg:
+                flush()
+                run_seg = s_no
+            run.append(rows)
+        flush()
+        return out
 
     def _group_rows(
         self, group: list[tuple[int, int]], allowed: list[NDArray[np.bool_]] | None = None
@@ -412,29 +449,19 @@ def _owners_like(seg: Segment, owner: bytes) -> NDArray[np.bool_]:
 
 def _groups(
     keys: Iterator[tuple[int, bytes, int, int]],
-    verify: Callable[[bytes], bool] | None = None,
-    budget: list[int] | None = None,
     seen: set[tuple[int, int]] | None = None,
 ) -> Iterator[list[tuple[int, int]]]:
     """Consecutive entries with the same lower-cased name, as one group;
-    entries already seen or failing `verify` are skipped; verification
-    stops when `budget` runs out."""
+    entries already seen are skipped."""
     group: list[tuple[int, int]] = []
     current: bytes | None = None
-    wanted = True
     for _, key, s_no, e in keys:
         if seen is not None and (s_no, e) in seen:
             continue
         if key != current:
             if group:
                 yield group
-            group, current, wanted = [], key, True
-            if verify is not None and budget is not None:
-                if budget[0] <= 0:
-                    return
-                budget[0] -= 1
-                wanted = verify(key)
-        if wanted:
-            group.append((s_no, e))
+            group, current = [], key
+        group.append((s_no, e))
     if group:
         yield group

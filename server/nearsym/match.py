@@ -96,8 +96,25 @@ def word_starts(name: str) -> list[bool]:
     return list(_word_starts(name))
 
 
+_SEP_CLASS = r"_\-./:$ #\\"
+_ASCII_STARTS = re.compile(
+    rf"(?:^|(?<=[{_SEP_CLASS}]))[^{_SEP_CLASS}]"  # a name's or a separator's first
+    r"|(?<=[a-z0-9])[A-Z]"  # camel hump
+    r"|(?<=[A-Z])[A-Z](?=[a-z])"  # the S of HTTPServer
+)
+
+
 @lru_cache(maxsize=65536)
 def _word_starts(name: str) -> tuple[bool, ...]:
+    if name.isascii():
+        starts = [False] * len(name)
+        for m in _ASCII_STARTS.finditer(name):
+            starts[m.start()] = True
+        return tuple(starts)
+    return _word_starts_slow(name)
+
+
+def _word_starts_slow(name: str) -> tuple[bool, ...]:
     """Which characters of `name` begin a sub-word.
 
     >>> [c for c, s in zip("HTTPServer", word_starts("HTTPServer")) if s]
@@ -124,11 +141,16 @@ def _word_starts(name: str) -> tuple[bool, ...]:
 def split_words(text: str) -> list[str]:
     """Split an identifier or query into words: `getUserId` -> get, User, Id;
     `search document` -> search, document; `HTTPServer` -> HTTP, Server."""
+    return list(_split_words(text))
+
+
+@lru_cache(maxsize=4096)
+def _split_words(text: str) -> tuple[str, ...]:
     words: list[str] = []
     for chunk in re.split(r"[\s_\-./:#]+", text):
         if chunk:
             words.extend(_CAMEL.findall(chunk) or [chunk])
-    return words
+    return tuple(words)
 
 
 def is_subsequence(query: str, name: str) -> bool:
@@ -147,6 +169,7 @@ class Alignment:
     tail: float
 
 
+@lru_cache(maxsize=65536)
 def _align(typed: str, name: str, smart_case: bool = True) -> Alignment | None:
     """Best alignment of `typed` in `name`, both in their original case.
 
@@ -159,7 +182,7 @@ def _align(typed: str, name: str, smart_case: bool = True) -> Alignment | None:
     if not query or not is_subsequence(query, lower):
         return None
     smart_case = smart_case and typed != query
-    starts = _word_starts(name)
+    bases = _landing_bases(name)
     occurs: dict[str, list[int]] = {}
     for ch in set(query):
         found: list[int] = []
@@ -170,10 +193,9 @@ def _align(typed: str, name: str, smart_case: bool = True) -> Alignment | None:
         occurs[ch] = found
 
     def landing(j: int, i: int) -> float:
-        case = CASE_MISMATCH if smart_case and name[j] != typed[i] else 0.0
-        if j == 0:
-            return SCORE_START - case
-        return (SCORE_WORD if starts[j] else SCORE_SKIP) - case
+        if smart_case and name[j] != typed[i]:
+            return bases[j] - CASE_MISMATCH
+        return bases[j]
 
     # best[j] = (score of the best alignment of query[:i+1] ending at j, backpointer)
     best: dict[int, tuple[float, int]] = {j: (landing(j, 0), -1) for j in occurs[query[0]]}
@@ -218,6 +240,36 @@ def _align(typed: str, name: str, smart_case: bool = True) -> Alignment | None:
     tail = min(TAIL_CAP, TAIL * max(0, len(name) - len(query)))
     ceiling = SCORE_START + max(SCORE_WORD, SCORE_RUN) * (len(query) - 1)
     return Alignment(tuple(positions), raw - tail, ceiling, tail)
+
+
+@lru_cache(maxsize=65536)
+def _landing_bases(name: str) -> tuple[float, ...]:
+    """Points for landing a query character on each position of `name`."""
+    starts = _word_starts(name)
+    bases = [SCORE_SKIP] * len(name)
+    for j, start in enumerate(starts):
+        if start:
+            bases[j] = SCORE_WORD
+    if bases:
+        bases[0] = SCORE_START
+    return tuple(bases)
+
+
+def has_name_evidence(query: str, name: str, container: str) -> bool:
+    """Whether `explain_name(query, name, container).score > 0`, without
+    scoring: the query (whitespace removed) must be an ordered subsequence
+    of the name, or of `container.name` (the owner reading, or a qualified
+    query)."""
+    if is_qualified(query):
+        wanted = normalise_qualified(query).strip(".").lower()
+        qualified = f"{container}.{name}" if container else name
+        return bool(wanted) and is_subsequence(wanted, qualified.lower())
+    joined = "".join(query.split()).lower()
+    if not joined:
+        return False
+    if is_subsequence(joined, name.lower()):
+        return True
+    return bool(container) and is_subsequence(joined, f"{container}.{name}".lower())
 
 
 def _normalise(alignment: Alignment, tail: bool = True) -> float:
@@ -326,7 +378,8 @@ def explain_name(
         return NameEvidence(score, "qualified", qualified, where(wanted, qualified))
     plain = score_name(query, name, tail, smart_case)
     evidence = NameEvidence(plain, "name", name, where(query, name))
-    if container:
+    if container and plain < QUALIFIED_DISCOUNT * EXACT_SCORE:
+        # (At or above the discount's ceiling the owner reading cannot win.)
         qualified = f"{container}.{name}"
         owner = QUALIFIED_DISCOUNT * score_name(query, qualified, tail, smart_case)
         if owner > plain:

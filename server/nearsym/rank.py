@@ -308,6 +308,74 @@ def _order(
     return [s for _, s in keyed[: max(0, limit)]]
 
 
+def _order_fast(
+    query: str,
+    ranked: Iterable[tuple[int, Symbol]],
+    limit: int,
+    context: RankContext,
+) -> list[Symbol]:
+    """`_order`, with the evidence that depends only on a file (or only on
+    a name) computed once per file (per name) instead of once per row."""
+    policy = context.policy
+    case = policy.smart_case
+    open_file = context.open_file if policy.closeness else None
+    open_norm = os.path.normpath(context.open_file) if context.open_file else None
+    by_file: dict[tuple[str, str], tuple[float, bool, bool, float]] = {}
+    by_name: dict[tuple[str, str], tuple[float, float]] = {}
+    keyed: list[tuple[_SortKey, Symbol]] = []
+    for r, symbol in ranked:
+        fk = (symbol.root, symbol.path)
+        f = by_file.get(fk)
+        if f is None:
+            file = symbol_file(symbol)
+            in_tests = (
+                policy.test_prior
+                and is_test_path(symbol.path)
+                and not (open_norm and os.path.normpath(file) == open_norm)
+            )
+            proximity = proximity_score(file, open_file)
+            if not policy.same_file_first and proximity == SAME_FILE_SCORE:
+                proximity = SAME_FOLDER_SCORE
+            f = by_file[fk] = (
+                path_score(query, symbol.path),
+                bool(in_tests),
+                policy.imports and file in context.related,
+                proximity,
+            )
+        nk = (symbol.name, symbol.container)
+        n = by_name.get(nk)
+        if n is None:
+            score = explain_name(query, symbol.name, symbol.container, smart_case=case).score
+            shape = (
+                explain_name(
+                    query, symbol.name, symbol.container, tail=False, smart_case=case
+                ).score
+                if policy.tail_late
+                else score
+            )
+            n = by_name[nk] = (score, shape)
+        path_share, in_tests, imported, proximity = f
+        key: _SortKey = (
+            -n[1],
+            -path_share,
+            in_tests,
+            policy.local_prior and symbol.local,
+            not imported,
+            _KIND_RANK.get(symbol.kind, 1) if policy.kind_prior else 0,
+            -proximity,
+            -n[0],
+            symbol.root,
+            symbol.path,
+            symbol.qualified_name,
+            -symbol.span.line if policy.last_definition_first else symbol.span.line,
+            symbol.span.col,
+            r,
+        )
+        keyed.append((key, symbol))
+    keyed.sort(key=lambda pair: pair[0])
+    return [s for _, s in keyed[: max(0, limit)]]
+
+
 def rerank(
     query: str,
     nodes: Sequence[Symbol],
@@ -326,7 +394,7 @@ def rerank(
     """
     if not query.strip() or not nodes:
         return list(nodes[: max(0, limit)])
-    return _order(query, enumerate(nodes), limit, context or RankContext())
+    return _order_fast(query, enumerate(nodes), limit, context or RankContext())
 
 
 def rerank_groups(
@@ -349,7 +417,7 @@ def rerank_groups(
     if not query.strip():
         ranked.sort(key=lambda p: (p[0], p[1].root, p[1].path, p[1].span.line, p[1].span.col))
         return [s for _, s in ranked[: max(0, limit)]]
-    return _order(query, ranked, limit, context or RankContext())
+    return _order_fast(query, ranked, limit, context or RankContext())
 
 
 def explain(query: str, symbol: Symbol, context: RankContext | None = None) -> str:

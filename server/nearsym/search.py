@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nearsym.index import SymbolIndex
-from nearsym.match import score_symbol_name
+from nearsym.match import has_name_evidence
 from nearsym.model import Symbol
 from nearsym.rank import RankContext, RankPolicy, fetch_limit, pool_width, rerank_groups
 
@@ -119,7 +119,7 @@ def ranked_pool(
     per_namespace = [_blocks(p, width, block) for p in pools]
     if query.strip():
         per_namespace = [
-            [[s for s in b if score_symbol_name(query, s.name, s.container) > 0] for b in blocks]
+            [[s for s in b if has_name_evidence(query, s.name, s.container)] for b in blocks]
             for blocks in per_namespace
         ]
     ordered: list[Symbol] = []

@@ -40,7 +40,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -486,20 +486,35 @@ def sorted_unique(a: Any) -> Any:
 
 
 def merged_keys(
-    sources: Sequence[tuple[int, Segment, NDArray[np.uint32]]], owners: bool = False
+    sources: Sequence[tuple[int, Segment, NDArray[np.uint32]]],
+    owners: bool = False,
+    check: Callable[[bytes], bool] | None = None,
+    budget: list[int] | None = None,
 ) -> Iterator[tuple[int, bytes, int, int]]:
     """(length, key, segment number, id), shortest then alphabetical, across
     segments; each source's ids are already in that order. `owners` walks
-    container ids instead of entry ids."""
+    container ids instead of entry ids. With `check`, only keys passing it,
+    tested a chunk at a time until `budget` (shared, decremented) runs out."""
 
     def walk(
         s_no: int, seg: Segment, ids: NDArray[np.uint32]
     ) -> Iterator[tuple[int, bytes, int, int]]:
         lengths = seg.cont_lengths if owners else seg.lengths
-        key = seg.owner_key if owners else seg.key
+        blob = seg.cont_lower if owners else seg.lower
+        offsets = seg.cont_off if owners else seg.lo_off
         for at in range(0, len(ids), 256):
             chunk = ids[at : at + 256]
-            for e, n in zip(chunk.tolist(), lengths[chunk].tolist(), strict=True):
-                yield (n, key(e), s_no, e)
+            if check is not None and budget is not None:
+                if budget[0] <= 0:
+                    return
+                budget[0] -= len(chunk)
+            starts = (offsets[chunk] + 1).tolist()
+            ends = offsets[chunk + 1].tolist()
+            for e, n, a, b in zip(
+                chunk.tolist(), lengths[chunk].tolist(), starts, ends, strict=True
+            ):
+                key = blob[a:b]
+                if check is None or check(key):
+                    yield (n, key, s_no, e)
 
     return heapq.merge(*(walk(s_no, seg, ids) for s_no, seg, ids in sources))

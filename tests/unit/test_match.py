@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import string
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from nearsym.match import (
     EXACT_IGNORING_CASE_SCORE,
@@ -100,3 +104,10 @@ def test_owner_name_finds_its_methods_at_half_weight() -> None:
 
 def test_lower_case_query_ignores_case() -> None:
     assert score_name("con", "Config") == score_name("con", "config")
+
+
+@given(st.text(alphabet=string.ascii_letters + string.digits + "_-./:$ #\\", max_size=16))
+def test_fast_word_starts_agree_with_the_reference(name: str) -> None:
+    from nearsym.match import _word_starts, _word_starts_slow
+
+    assert _word_starts(name) == _word_starts_slow(name)

@@ -13,6 +13,9 @@ from nearsym.rank import (
     FETCH_MAX,
     FETCH_MIN,
     RankContext,
+    RankPolicy,
+    _order,
+    _order_fast,
     explain,
     fetch_limit,
     pool_width,
@@ -152,3 +155,29 @@ def test_explain_names_every_component() -> None:
     assert "[r]egister_[b]lueprint" in text
     assert "closeness" in text and "folder steps" in text
     assert "no open file known" in explain("rb", s)
+
+
+@given(
+    st.integers(min_value=0, max_value=10_000),
+    st.sampled_from(["reg", "Reg", "rb", "pool.get", "x", "register_blueprint", "hs"]),
+    st.sampled_from([None, "/ws/a/b/x.py", "/ws/c/tests/test_x.py"]),
+)
+def test_fast_order_equals_the_reference_order(seed: int, query: str, open_file: str | None) -> None:
+    """`_order_fast` memoises per file and per name; it must order exactly as
+    `_order`, which computes every row's evidence from scratch."""
+    rng = random.Random(seed)
+    names = ["register", "Register", "register_blueprint", "get", "HTTPServer", "hashes", "x"]
+    paths = ["a/b/x.py", "a/y.py", "c/tests/test_x.py", "c/d/z.py", "pool/get.py"]
+    pool = [
+        sym(
+            rng.choice(names),
+            rng.choice(paths),
+            kind=rng.choice([Kind.FUNCTION, Kind.VARIABLE, Kind.CLASS]),
+            container=rng.choice(["", "Pool", "App.Inner"]),
+            line=rng.randrange(5),
+        )
+        for _ in range(rng.randint(0, 40))
+    ]
+    context = RankContext(open_file, RankPolicy(), frozenset({"/ws/a/y.py"}))
+    ranked = list(enumerate(pool))
+    assert _order_fast(query, ranked, 100, context) == _order(query, ranked, 100, context)
