@@ -29,13 +29,11 @@ import time
 from dataclasses import dataclass, field
 
 from nearsym.cache import Cache
-from nearsym.columns import FileDefs
 from nearsym.config import Config
 from nearsym.index import SymbolIndex
-from nearsym.indexer import ColdStats, Result, Workers, index_namespace
+from nearsym.indexer import ColdStats, IndexTarget, Workers, index_namespace
 from nearsym.match import split_words
 from nearsym.search import Namespace, answer
-from nearsym.workspace import SourceFile
 
 SEED = 20261130
 """Fixed: the drawn query mix is the same on every run over the same tree."""
@@ -215,25 +213,26 @@ def _rss_of(pid: int) -> int:
 def cold_index(
     root: str, cache_dir: str | None, workers: int | None
 ) -> tuple[SymbolIndex, ColdStats, float, float]:
-    """One index of `root` as the server builds it: (index, stats, wall,
+    """One index of `root` as the server builds it, then its snapshot
+    written to the cache: (index, stats, wall seconds to a merged index,
     CPU seconds of this process and its workers)."""
     idx = SymbolIndex(root)
     idx.bulk = True
-
-    def sink(batch: list[tuple[SourceFile, Result]]) -> None:
-        idx.replace_files([(sf.rel, r) for sf, r in batch if isinstance(r, FileDefs)])
-
     pool = Workers(workers) if workers != 1 else None
     cache = Cache(root, cache_dir) if cache_dir is not None else None
-    c0 = time.process_time() + resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
+    c0 = time.process_time()
     t0 = time.perf_counter()
-    stats = index_namespace(root, Config(), sink, workers=pool, cache=cache)
+    stats = index_namespace(root, Config(), IndexTarget(idx), workers=pool, cache=cache)
     idx.compact()
     wall = time.perf_counter() - t0
+    cpu = time.process_time() - c0 + (pool.cpu_seconds() if pool is not None else 0.0)
     if pool is not None:
         pool.close(wait=True)
-    cpu = time.process_time() + resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime - c0
     if cache is not None:
+        if stats.parsed + stats.from_cache:
+            parts = idx.snapshot(stats.stamps)
+            if parts is not None:
+                cache.store_snapshot(parts)
         cache.close()
     return idx, stats, wall, cpu
 

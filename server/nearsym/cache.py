@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import marshal
 import os
 import queue
 import sqlite3
@@ -37,13 +38,14 @@ import time
 from collections.abc import Iterable
 from functools import cache
 from importlib import metadata
+from typing import Any
 
 from nearsym import __version__
 from nearsym.languages import LANGUAGES
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2
 RACY_SECONDS = 2.0
 
 
@@ -80,6 +82,8 @@ def cache_path(root: str, directory: str | None = None) -> str:
     return os.path.join(directory or cache_dir(), f"{key}.sqlite")
 
 
+_Rows = list[tuple[str, int, int, bytes]] | list[str] | dict[str, Any]
+
 Entry = tuple[int, int, bytes]
 """(size, mtime_ns, FileDefs blob)."""
 
@@ -91,7 +95,7 @@ class Cache:
         self.root = root
         self.path = cache_path(root, directory)
         self.enabled = True
-        self._queue: queue.Queue[tuple[str, list[tuple[str, int, int, bytes]] | list[str]] | None]
+        self._queue: queue.Queue[tuple[str, _Rows] | None]
         self._queue = queue.Queue()
         self._writer: threading.Thread | None = None
         self._open()
@@ -125,7 +129,7 @@ class Cache:
         if not tables:
             self._create(db)
             return True
-        if tables != {"meta", "files"}:
+        if tables != {"meta", "files", "snapshot"}:
             log.warning("cache %s is not a nearsym cache; replacing it", self.path)
             return False
         row = db.execute("SELECT value FROM meta WHERE key='stamp'").fetchone()
@@ -141,6 +145,7 @@ class Cache:
             db.execute(
                 "CREATE TABLE files (path TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, defs BLOB)"
             )
+            db.execute("CREATE TABLE snapshot (part TEXT PRIMARY KEY, data BLOB)")
             db.execute("INSERT INTO meta VALUES ('stamp', ?), ('root', ?)", (stamp(), self.root))
 
     def _reset(self) -> None:
@@ -169,6 +174,63 @@ class Cache:
             self.enabled = False
             return {}
 
+    def load_some(self, paths: list[str]) -> dict[str, Entry]:
+        """The stored entries of `paths` (those it has)."""
+        if not self.enabled:
+            return {}
+        out: dict[str, Entry] = {}
+        try:
+            db = self._connect()
+            try:
+                for at in range(0, len(paths), 500):
+                    chunk = paths[at : at + 500]
+                    marks = ",".join("?" * len(chunk))
+                    query = f"SELECT * FROM files WHERE path IN ({marks})"
+                    out.update((p, (s, m, d)) for p, s, m, d in db.execute(query, chunk))
+            finally:
+                db.close()
+        except sqlite3.Error as error:
+            log.warning("cache %s unreadable (%s); parsing instead", self.path, error)
+            return {}
+        return out
+
+    def paths(self) -> list[str]:
+        if not self.enabled:
+            return []
+        try:
+            db = self._connect()
+            try:
+                return [p for (p,) in db.execute("SELECT path FROM files")]
+            finally:
+                db.close()
+        except sqlite3.Error:
+            return []
+
+    def load_snapshot(self) -> dict[str, bytes] | None:
+        """The last whole-index snapshot (`SymbolIndex.snapshot`), if any."""
+        if not self.enabled:
+            return None
+        try:
+            db = self._connect()
+            try:
+                parts = dict(db.execute("SELECT part, data FROM snapshot"))
+            finally:
+                db.close()
+        except sqlite3.Error as error:
+            log.warning("cache %s unreadable (%s); parsing instead", self.path, error)
+            return None
+        return parts or None
+
+    def store_snapshot(self, parts: dict[str, Any]) -> None:
+        """Queue a whole-index snapshot (`SymbolIndex.snapshot`); files whose
+        mtime is too recent to trust are stored as stale."""
+        if not self.enabled:
+            return
+        paths, sizes, mtimes = marshal.loads(parts["files"])
+        now = time.time_ns()
+        safe = tuple(-1 if now - m < RACY_SECONDS * 1e9 else m for m in mtimes)
+        self._put(("snapshot", {**parts, "files": marshal.dumps((paths, sizes, safe))}))
+
     # -- writing (background) ------------------------------------------------------
     def store(self, rows: Iterable[tuple[str, int, int, bytes]]) -> None:
         """Queue (path, size, mtime_ns, blob) rows for the writer thread."""
@@ -184,7 +246,7 @@ class Cache:
         if gone and self.enabled:
             self._put(("forget", gone))
 
-    def _put(self, item: tuple[str, list[tuple[str, int, int, bytes]] | list[str]]) -> None:
+    def _put(self, item: tuple[str, _Rows]) -> None:
         self._queue.put(item)
         if self._writer is None:
             self._writer = threading.Thread(target=self._write, name="nearsym-cache", daemon=True)
@@ -206,6 +268,10 @@ class Cache:
                 with db:
                     if kind == "store":
                         db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", rows)
+                    elif kind == "snapshot":
+                        assert isinstance(rows, dict)
+                        db.execute("DELETE FROM snapshot")
+                        db.executemany("INSERT INTO snapshot VALUES (?, ?)", list(rows.items()))
                     else:
                         db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in rows])
             except sqlite3.Error as error:

@@ -38,9 +38,11 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import marshal
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -221,6 +223,49 @@ class SymbolIndex:
             self.generation += 1
             self._tidy()
 
+    # -- snapshots -----------------------------------------------------------------
+    def snapshot(self, stamps: dict[str, tuple[int, int]]) -> dict[str, Any] | None:
+        """The index as one segment's parts plus its file table, for the
+        cache; only files with a stamp (size, mtime_ns as parsed) are kept
+        alive. None unless the index is one segment (after `compact`)."""
+        if len(self._segments) != 1:
+            return None
+        seg = self._segments[0]
+        paths = [self._paths[int(f)] or "" for f in seg.file_ids.tolist()]
+        alive = seg.alive.copy()
+        sizes: list[int] = []
+        mtimes: list[int] = []
+        for i, path in enumerate(paths):
+            stamp = stamps.get(path)
+            if stamp is None or self._owner.get(int(seg.file_ids[i])) is not seg:
+                alive[i] = False
+                stamp = (-1, -1)
+            sizes.append(stamp[0])
+            mtimes.append(stamp[1])
+        parts = seg.to_parts(alive)
+        parts["files"] = marshal.dumps((tuple(paths), tuple(sizes), tuple(mtimes)))
+        return parts
+
+    def install(self, parts: dict[str, bytes]) -> dict[str, tuple[int, int]]:
+        """Load a snapshot into an empty index. Returns the stamp of every
+        live file it brought. Raises ValueError on a damaged snapshot."""
+        try:
+            paths, sizes, mtimes = marshal.loads(parts["files"])
+            fids = [self._file_id(p) for p in paths]
+            segment = Segment.from_parts(parts, fids)
+        except (KeyError, EOFError, TypeError) as error:
+            raise ValueError(f"damaged snapshot: {error}") from error
+        stamps: dict[str, tuple[int, int]] = {}
+        for i, fid in enumerate(fids):
+            if segment.alive[i]:
+                self._drop(paths[i])
+                self._owner[fid] = segment
+                self._count += int(segment.file_start[i + 1] - segment.file_start[i])
+                stamps[paths[i]] = (sizes[i], mtimes[i])
+        self.generation += 1
+        self._add(segment)
+        return stamps
+
     # -- rows -> symbols -----------------------------------------------------------
     def _materialize(self, seg: Segment, rows: NDArray[np.uint32]) -> list[Symbol]:
         if len(rows) == 0:
@@ -236,7 +281,7 @@ class SymbolIndex:
             seg.line[rows].tolist(),
             seg.col[rows].tolist(),
             seg.end_dl[rows].tolist(),
-            seg.end_col[rows].tolist(),
+            seg.end_columns(rows).tolist(),
             seg.kind[rows].tolist(),
             strict=True,
         ):

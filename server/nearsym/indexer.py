@@ -32,10 +32,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from nearsym.cache import Cache
 from nearsym.columns import FileDefs
 from nearsym.config import Config
+from nearsym.index import SymbolIndex
 from nearsym.languages import language_named
 from nearsym.proximity import directory_distance
 from nearsym.workspace import SkippedFile, SourceFile, discover, read_source_stat
@@ -55,7 +57,41 @@ Parsed = tuple[str, int, int, int, bytes]
 """(relative path, status, size, mtime_ns, FileDefs blob or the reason)."""
 
 Result = FileDefs | Exception
-Sink = Callable[[list[tuple[SourceFile, Result]]], None]
+
+
+class Target(Protocol):
+    """Where a cold index puts what it finds."""
+
+    def apply(self, batch: list[tuple[SourceFile, Result]]) -> None:
+        """Store parse results (or why a file was skipped)."""
+
+    def install(self, parts: dict[str, bytes]) -> dict[str, tuple[int, int]]:
+        """Load a cache snapshot; the stamps of the files it brought.
+        Raises ValueError on a damaged snapshot."""
+        return {}
+
+    def remove(self, rels: list[str]) -> None:
+        """Drop files that are gone."""
+
+
+class IndexTarget:
+    """A bare `SymbolIndex` as the target (CLI, bench, tests)."""
+
+    def __init__(self, index: SymbolIndex) -> None:
+        self.index = index
+
+    def apply(self, batch: list[tuple[SourceFile, Result]]) -> None:
+        for sf, r in batch:
+            if not isinstance(r, FileDefs):
+                self.index.remove_file(sf.rel)
+        self.index.replace_files([(sf.rel, r) for sf, r in batch if isinstance(r, FileDefs)])
+
+    def install(self, parts: dict[str, bytes]) -> dict[str, tuple[int, int]]:
+        return self.index.install(parts)
+
+    def remove(self, rels: list[str]) -> None:
+        for rel in rels:
+            self.index.remove_file(rel)
 
 
 def parse_one(path: str, rel: str, language: str, max_bytes: int) -> Parsed:
@@ -73,9 +109,12 @@ def parse_one(path: str, rel: str, language: str, max_bytes: int) -> Parsed:
         return (rel, GONE, -1, 0, (error.strerror or str(error)).encode())
 
 
-def parse_jobs(jobs: Sequence[tuple[str, str, str]], max_bytes: int) -> list[Parsed]:
-    """A worker's task: (absolute path, relative path, language) each."""
-    return [parse_one(path, rel, lang, max_bytes) for path, rel, lang in jobs]
+def parse_jobs(jobs: Sequence[tuple[str, str, str]], max_bytes: int) -> tuple[list[Parsed], float]:
+    """A worker's task: (absolute path, relative path, language) each; also
+    the CPU seconds it took (for `nearsym bench`)."""
+    started = time.process_time()
+    results = [parse_one(path, rel, lang, max_bytes) for path, rel, lang in jobs]
+    return results, time.process_time() - started
 
 
 def _result(parsed: Parsed) -> Result:
@@ -95,10 +134,18 @@ class Workers:
         self._pool: cf.ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
         self.failures = 0
+        self._cpu = 0.0
+
+    def add_cpu(self, seconds: float) -> None:
+        self._cpu += seconds
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds the workers spent on tasks so far."""
+        return self._cpu
 
     def submit(
         self, jobs: Sequence[tuple[str, str, str]], max_bytes: int
-    ) -> cf.Future[list[Parsed]]:
+    ) -> cf.Future[tuple[list[Parsed], float]]:
         with self._lock:
             if self._pool is None:
                 method = (
@@ -132,16 +179,18 @@ class ColdStats:
     from_cache: int = 0
     skipped: int = 0
     definitions: int = 0
+    from_snapshot: int = 0
     first_batch_seconds: float | None = None
     walk_seconds: float = 0.0
     seconds: float = 0.0
-    results: dict[str, int] = field(default_factory=dict)
+    stamps: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """(size, mtime_ns) of every file indexed, as read: the snapshot's keys."""
 
 
 def index_namespace(
     root: str,
     config: Config,
-    sink: Sink,
+    target: Target,
     *,
     workers: Workers | None = None,
     cache: Cache | None = None,
@@ -150,11 +199,31 @@ def index_namespace(
     progress: Callable[[int, int], None] | None = None,
     files: Iterable[SourceFile] | None = None,
 ) -> ColdStats:
-    """Index `root` (or just `files`) into `sink`; see the module note."""
+    """Index `root` (or just `files`) into `target`; see the module note."""
     started = time.perf_counter()
     stats = ColdStats()
     done: set[str] = set()
-    cached = cache.load() if cache is not None else {}
+    stamps = stats.stamps
+    known: dict[str, tuple[int, int]] = {}
+    if cache is not None and files is None:
+        parts = cache.load_snapshot()
+        if parts is not None:
+            try:
+                known = target.install(parts)
+                stats.from_snapshot = len(known)
+            except ValueError as error:
+                log.warning("cache snapshot of %s unusable (%s); loading file by file", root, error)
+            del parts
+
+    def fresh(sf: SourceFile) -> bool:
+        """Whether the snapshot holds `sf` as it is on disk now."""
+        stamp = known.get(sf.rel)
+        if stamp is None or stamp[1] == -1 or stamp != (sf.size, sf.mtime_ns):
+            return False
+        done.add(sf.rel)
+        stamps[sf.rel] = stamp
+        return True
+
     pending_store: list[tuple[str, int, int, bytes]] = []
     batch: list[tuple[SourceFile, Result]] = []
     batch_defs = 0
@@ -167,7 +236,7 @@ def index_namespace(
         big = batch_defs >= max(2000, stats.definitions // 2)
         wait = FLUSH_SECONDS if stats.definitions < 50_000 else 8 * FLUSH_SECONDS
         if force or big or time.perf_counter() - last_flush >= wait:
-            sink(batch)
+            target.apply(batch)
             stats.definitions += batch_defs
             if stats.first_batch_seconds is None:
                 stats.first_batch_seconds = time.perf_counter() - started
@@ -192,6 +261,7 @@ def index_namespace(
             stats.parsed += 1
             if parsed[1] == OK:
                 pending_store.append((parsed[0], parsed[2], parsed[3], parsed[4]))
+                stamps[sf.rel] = (parsed[2], parsed[3])
             take(sf, _result(parsed))
         flush(force=True)
 
@@ -208,7 +278,7 @@ def index_namespace(
         near_done.add(folder)
         near: list[SourceFile] = []
         for sf in discover(root, config, under=folder):
-            if sf.rel not in done:
+            if sf.rel not in done and not fresh(sf):
                 near.append(sf)
             if len(near) >= NEAR_FILES:
                 break
@@ -235,23 +305,30 @@ def index_namespace(
         all_files = list(files)
     stats.walk_seconds = time.perf_counter() - started
     stats.files = len(all_files)
+    need = [sf for sf in all_files if sf.rel not in done and not fresh(sf)]
+    walked_rels = {sf.rel for sf in all_files}
+    gone = [rel for rel in known if rel not in walked_rels]
+    if gone:
+        target.remove(gone)
+    stats.from_snapshot = len(known) - len(gone)
+    cached = {}
+    if cache is not None and need:
+        cached = cache.load_some([sf.rel for sf in need]) if known else cache.load()
     todo: list[SourceFile] = []
-    for sf in all_files:
-        if sf.rel in done:
-            continue
+    for sf in need:
         hit = cached.get(sf.rel)
         if hit is not None and hit[0] == sf.size and hit[1] == sf.mtime_ns and sf.size >= 0:
             try:
                 take(sf, FileDefs.decode(hit[2]))
+                stamps[sf.rel] = (hit[0], hit[1])
                 stats.from_cache += 1
                 continue
             except ValueError:
                 log.warning("cache entry for %s unreadable; parsing it", sf.rel)
         todo.append(sf)
     flush(force=True)
-    if cache is not None:
-        walked_rels = {sf.rel for sf in all_files}
-        cache.forget(p for p in cached if p not in walked_rels)
+    if cache is not None and files is None:
+        cache.forget(p for p in cache.paths() if p not in walked_rels)
     del cached
 
     # 2. The rest, nearest first, on every core.
@@ -291,7 +368,7 @@ def _parallel(
     by_rel = {sf.rel: sf for sf in todo}
     order = list(reversed(todo))  # consumed from its end: walk order
     ordered_for: list[str | None] = [None]
-    in_flight: dict[cf.Future[list[Parsed]], list[SourceFile]] = {}
+    in_flight: dict[cf.Future[tuple[list[Parsed], float]], list[SourceFile]] = {}
 
     def reorder() -> None:
         target = focus()
@@ -322,7 +399,8 @@ def _parallel(
         for future in finished:
             chunk = in_flight.pop(future)
             try:
-                results = future.result()
+                results, cpu = future.result()
+                workers.add_cpu(cpu)
             except Exception as error:  # a worker died (out of memory, a crash)
                 log.warning("indexing worker failed (%s); parsing its files here", error)
                 workers.failures += 1

@@ -156,6 +156,16 @@ class LiveWorkspace:
                 ns.index.remove_file(sf.rel)
         ns.index.replace_files(fresh)
 
+    def snapshot(self, ns: Namespace, stamps: dict[str, tuple[int, int]]) -> dict[str, Any] | None:
+        """`ns`'s index for the cache; files open in buffers are left out
+        (their symbols are the buffer's, not the file's)."""
+        with self.lock:
+            root = ns.root.rstrip(os.sep) + os.sep
+            open_rels = {
+                p[len(root) :].replace(os.sep, "/") for p in self.buffers if p.startswith(root)
+            }
+            return ns.index.snapshot({r: s for r, s in stamps.items() if r not in open_rels})
+
     def compact(self, ns: Namespace) -> None:
         """Merge `ns`'s segments after a cold index, outside the lock."""
         ns.index.compact(self.lock)
@@ -277,3 +287,33 @@ class LiveWorkspace:
                 ns.index.remove_file(rel)
             else:
                 self.apply(ns, found, self.read(ns, found))
+
+
+class LiveTarget:
+    """A namespace of the live workspace as a cold index's target: results
+    are applied under the lock, buffers keep winning, and nothing lands once
+    `cancelled()` says a newer walk took over."""
+
+    def __init__(self, live: LiveWorkspace, ns: Namespace, cancelled: Callable[[], bool]) -> None:
+        self.live, self.ns, self.cancelled = live, ns, cancelled
+
+    def apply(self, batch: list[tuple[SourceFile, FileDefs | Exception]]) -> None:
+        if not self.cancelled():
+            self.live.apply_many(self.ns, batch)
+
+    def install(self, parts: dict[str, bytes]) -> dict[str, tuple[int, int]]:
+        with self.live.lock:
+            if self.cancelled() or len(self.ns.index) or self.ns.index.files:
+                return {}  # only into an empty index
+            stamps = self.ns.index.install(parts)
+            self.live._apply_buffers(self.ns)
+            return stamps
+
+    def remove(self, rels: list[str]) -> None:
+        with self.live.lock:
+            if self.cancelled():
+                return
+            root = self.ns.root
+            for rel in rels:
+                if os.path.join(root, *rel.split("/")) not in self.live.buffers:
+                    self.ns.index.remove_file(rel)

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import marshal
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -55,28 +56,26 @@ U32 = np.uint32
 U64 = np.uint64
 
 
-def _char_bits() -> NDArray[np.uint64]:
-    bits = np.zeros(256, dtype=U64)
+def _char_bits() -> NDArray[np.uint32]:
+    bits = np.zeros(256, dtype=U32)
     for b in range(256):
         if 97 <= b <= 122:
             bit = b - 97
         elif 48 <= b <= 57:
-            bit = 26 + b - 48
+            bit = 26  # digits share a bit
         elif b == 95:
-            bit = 36
+            bit = 27
         elif b == 10:
             continue  # the separator holds no character
-        elif b < 128:
-            bit = 37 + b % 13
         else:
-            bit = 50 + b % 14
-        bits[b] = U64(1) << U64(bit)
+            bit = 28 + b % 4
+        bits[b] = U32(1 << bit)
     return bits
 
 
 CHAR_BITS = _char_bits()
-"""Per byte, its bit in an entry's character mask (a-z, 0-9 and `_` have a
-bit each; other bytes share the remaining 27)."""
+"""Per byte, its bit in an entry's 32-bit character mask: a-z a bit each,
+the digits one, `_` one, every other byte one of four."""
 
 
 def char_mask(text: bytes) -> int:
@@ -135,6 +134,9 @@ class Segment:
 
     __slots__ = (
         "alive",
+        "case_blob",
+        "case_ids",
+        "case_off",
         "col",
         "cont",
         "cont_lengths",
@@ -144,7 +146,6 @@ class Segment:
         "cont_post",
         "cont_post_start",
         "containers",
-        "end_col",
         "end_dl",
         "entry",
         "file_ids",
@@ -158,13 +159,12 @@ class Segment:
         "lo_off",
         "lower",
         "masks",
-        "or_off",
-        "original",
         "post",
         "post_start",
         "tri_codes",
         "tri_entries",
         "tri_start",
+        "width",
     )
 
     def __init__(
@@ -186,7 +186,11 @@ class Segment:
         self.line = np.ascontiguousarray(spans[:, 0])
         self.col = np.ascontiguousarray(spans[:, 1])
         self.end_dl = np.clip(spans[:, 2].astype(np.int64) - spans[:, 0], 0, 255).astype(U8)
-        self.end_col = np.ascontiguousarray(spans[:, 3])
+        # End column: the name's width on its line (end - start), or for
+        # the rare name ending on a later line, the end column itself.
+        same_line = spans[:, 2] == spans[:, 0]
+        ends = np.where(same_line, spans[:, 3].astype(np.int64) - spans[:, 1], spans[:, 3])
+        self.width = np.clip(ends, 0, 65535).astype(U16)
         self.kind = kinds
         self.file_ids = np.asarray(file_ids, dtype=U32)
         self.file_languages = file_languages
@@ -197,16 +201,21 @@ class Segment:
         self.alive = np.ones(len(file_ids), dtype=bool)
         self.live_rows = len(row_entry)
 
-        self.lower = ("\n" + "\n".join(e.lower() for e in entries) + "\n").encode()
-        self.original = ("\n" + "\n".join(entries) + "\n").encode()
+        lowers = [e.lower() for e in entries]
+        self.lower = ("\n" + "\n".join(lowers) + "\n").encode()
         low = np.frombuffer(self.lower, dtype=U8)
         self.lo_off = np.flatnonzero(low == 10).astype(U32)
-        self.or_off = np.flatnonzero(np.frombuffer(self.original, dtype=U8) == 10).astype(U32)
+        # Original spellings only where they differ from the lower-cased key
+        # (C and Python names mostly do not).
+        differ = [i for i, (e, k) in enumerate(zip(entries, lowers, strict=True)) if e != k]
+        self.case_ids = np.asarray(differ, dtype=U32)
+        self.case_blob = ("\n" + "\n".join(entries[i] for i in differ) + "\n").encode()
+        self.case_off = np.flatnonzero(np.frombuffer(self.case_blob, dtype=U8) == 10).astype(U32)
         self.lengths = np.minimum(np.diff(self.lo_off) - 1, 65535).astype(U16)
         if entries:
             self.masks = np.bitwise_or.reduceat(CHAR_BITS[low], self.lo_off[:-1].astype(np.int64))
         else:
-            self.masks = np.zeros(0, dtype=U64)
+            self.masks = np.zeros(0, dtype=U32)
         m = len(entries)
         self.post = np.argsort(row_entry, kind="stable").astype(U32)
         counts = np.bincount(row_entry, minlength=m) if len(row_entry) else np.zeros(m, np.int64)
@@ -228,7 +237,7 @@ class Segment:
                 CHAR_BITS[clow], self.cont_off[:-1].astype(np.int64)
             )
         else:
-            self.cont_masks = np.zeros(0, dtype=U64)
+            self.cont_masks = np.zeros(0, dtype=U32)
         named = (
             np.flatnonzero(self.cont_lengths[row_cont] > 0)
             if len(row_cont)
@@ -287,7 +296,7 @@ class Segment:
         entry_lists: list[list[str]] = []
         container_lists: list[list[str]] = []
         for seg in segments:
-            names = seg.original[1:-1].decode().split("\n") if len(seg.or_off) > 1 else []
+            names = seg.entry_names()
             entry_lists.append(names)
             used = sorted_unique(seg.entry[seg.live_row_mask()])
             entries_set.update(names[i] for i in used.tolist())
@@ -320,7 +329,7 @@ class Segment:
             sp[:, 0] = seg.line[a:b]
             sp[:, 1] = seg.col[a:b]
             sp[:, 2] = seg.line[a:b] + seg.end_dl[a:b]
-            sp[:, 3] = seg.end_col[a:b]
+            sp[:, 3] = seg.end_columns(np.arange(a, b))
             pieces[2].append(sp)
             pieces[3].append(seg.kind[a:b])
             file_ids.append(int(seg.file_ids[pos]))
@@ -342,6 +351,59 @@ class Segment:
             counts,
         )
 
+    # -- snapshots ------------------------------------------------------------
+    _ARRAYS = (
+        "entry", "cont", "line", "col", "end_dl", "width", "kind", "file_start",
+        "lo_off", "case_ids", "case_off", "lengths", "masks", "post", "post_start", "tri_codes",
+        "tri_start", "tri_entries", "cont_off", "cont_lengths", "cont_masks", "cont_post",
+        "cont_post_start",
+    )  # fmt: skip
+
+    def to_parts(self, alive: NDArray[np.bool_]) -> dict[str, Any]:
+        """The segment as named byte strings (the cache's snapshot), with
+        `alive` as its files' liveness."""
+        parts: dict[str, Any] = {}
+        for name in self._ARRAYS:
+            array = getattr(self, name)
+            # The columns are immutable: hand over views, not copies.
+            parts[f"{name}:{array.dtype.str}"] = np.ascontiguousarray(array).data.cast("B")
+        parts["lower"] = self.lower
+        parts["case_blob"] = self.case_blob
+        parts["cont_lower"] = self.cont_lower
+        parts["containers"] = marshal.dumps(tuple(self.containers))
+        parts["languages"] = marshal.dumps(tuple(self.file_languages))
+        parts["alive"] = alive.astype(bool).tobytes()
+        return parts
+
+    @staticmethod
+    def from_parts(parts: dict[str, bytes], file_ids: list[int]) -> Segment:
+        """Rebuild a segment from `to_parts`, its files numbered `file_ids`.
+        Raises ValueError (or KeyError) on parts that do not fit together."""
+        seg = Segment.__new__(Segment)
+        arrays = {k.split(":", 1)[0]: (k.split(":", 1)[1], v) for k, v in parts.items() if ":" in k}
+        for name in Segment._ARRAYS:
+            dtype, data = arrays[name]
+            setattr(seg, name, np.frombuffer(data, dtype=np.dtype(dtype)))
+        seg.lower = parts["lower"]
+        seg.case_blob = parts["case_blob"]
+        seg.cont_lower = parts["cont_lower"]
+        seg.containers = list(marshal.loads(parts["containers"]))
+        seg.file_languages = list(marshal.loads(parts["languages"]))
+        seg.file_ids = np.asarray(file_ids, dtype=U32)
+        seg.file_pos = {fid: i for i, fid in enumerate(file_ids)}
+        seg.alive = np.frombuffer(parts["alive"], dtype=bool).copy()
+        files = len(file_ids)
+        if not (
+            len(seg.alive) == files == len(seg.file_languages) == len(seg.file_start) - 1
+            and int(seg.file_start[-1]) == len(seg.entry) == len(seg.post)
+            and len(seg.lo_off) == len(seg.lengths) + 1 == len(seg.post_start)
+            and len(seg.case_off) == len(seg.case_ids) + 1
+            and len(seg.cont_off) == len(seg.containers) + 1
+        ):
+            raise ValueError("snapshot columns disagree")
+        seg.live_rows = int(np.diff(seg.file_start)[seg.alive].sum()) if files else 0
+        return seg
+
     # -- liveness -------------------------------------------------------------
     def kill(self, file_id: int) -> None:
         pos = self.file_pos.get(file_id)
@@ -358,13 +420,14 @@ class Segment:
 
     def nbytes(self) -> int:
         arrays = (
-            self.entry, self.cont, self.line, self.col, self.end_dl, self.end_col, self.kind,
-            self.file_ids, self.file_start, self.alive, self.lo_off, self.or_off, self.lengths,
+            self.entry, self.cont, self.line, self.col, self.end_dl, self.width, self.kind,
+            self.file_ids, self.file_start, self.alive, self.lo_off, self.case_ids, self.case_off,
+            self.lengths,
             self.masks, self.post, self.post_start, self.tri_codes, self.tri_start,
             self.tri_entries, self.cont_off, self.cont_lengths, self.cont_masks, self.cont_post,
             self.cont_post_start,
         )  # fmt: skip
-        strings = len(self.lower) + len(self.original) + len(self.cont_lower)
+        strings = len(self.lower) + len(self.case_blob) + len(self.cont_lower)
         return sum(a.nbytes for a in arrays) + strings
 
     # -- entries --------------------------------------------------------------
@@ -372,7 +435,32 @@ class Segment:
         return self.lower[int(self.lo_off[e]) + 1 : int(self.lo_off[e + 1])]
 
     def name(self, e: int) -> str:
-        return self.original[int(self.or_off[e]) + 1 : int(self.or_off[e + 1])].decode()
+        """Entry `e` as written."""
+        at = int(np.searchsorted(self.case_ids, e))
+        if at < len(self.case_ids) and int(self.case_ids[at]) == e:
+            return self.case_blob[int(self.case_off[at]) + 1 : int(self.case_off[at + 1])].decode()
+        return self.key(e).decode()
+
+    def entry_names(self) -> list[str]:
+        """Every entry as written, in entry order."""
+        if len(self.lo_off) <= 1:
+            return []
+        names = self.lower[1:-1].decode().split("\n")
+        if len(self.case_ids):
+            for e, n in zip(
+                self.case_ids.tolist(), self.case_blob[1:-1].decode().split("\n"), strict=True
+            ):
+                names[e] = n
+        return names
+
+    def end_columns(self, rows: NDArray[Any]) -> NDArray[np.uint32]:
+        """The end column of each row."""
+        width = self.width[rows].astype(np.int64)
+        same = self.end_dl[rows] == 0
+        ends: NDArray[np.uint32] = np.where(
+            same, self.col[rows].astype(np.int64) + width, width
+        ).astype(U32)
+        return ends
 
     def __len__(self) -> int:  # entries, for bisect
         return len(self.lo_off) - 1
@@ -393,27 +481,45 @@ class Segment:
         return ids[np.argsort(self.lengths[lo:hi], kind="stable")]
 
     def containing(self, q: bytes) -> NDArray[np.uint32]:
-        """Entries that may contain `q` (verify!), shortest first."""
-        if len(q) < 3:
+        """Entries that may contain `q` (verify!), shortest first.
+
+        Trigrams are indexed at even offsets of a name only. A match of `q`
+        starting at an even offset has every even-offset trigram of `q` at
+        an even offset of the name, one starting at an odd offset every
+        odd-offset one; so the candidates are the names holding all the
+        even ones, plus those holding all the odd ones. Under four
+        characters there may be no such trigram: the character masks
+        decide.
+        """
+        if len(q) < 4:
             ids = self.with_chars(char_mask(q))
         else:
-            lists: list[NDArray[np.uint32]] = []
-            for i in range(len(q) - 2):
-                code = (q[i] << 16) | (q[i + 1] << 8) | q[i + 2]
-                at = int(np.searchsorted(self.tri_codes, code))
-                if at >= len(self.tri_codes) or int(self.tri_codes[at]) != code:
-                    return np.zeros(0, dtype=U32)
-                lists.append(self.tri_entries[self.tri_start[at] : self.tri_start[at + 1]])
-            lists.sort(key=len)
-            ids = lists[0]
-            for other in lists[1:]:
-                if len(ids) < 32:
-                    break  # few enough to verify one by one
-                ids = np.intersect1d(ids, other, assume_unique=True)
+            found: list[NDArray[np.uint32]] = []
+            for parity in (0, 1):
+                lists: list[NDArray[np.uint32]] = []
+                for i in range(parity, len(q) - 2, 2):
+                    code = (q[i] << 16) | (q[i + 1] << 8) | q[i + 2]
+                    at = int(np.searchsorted(self.tri_codes, code))
+                    if at >= len(self.tri_codes) or int(self.tri_codes[at]) != code:
+                        lists = []
+                        break
+                    lists.append(self.tri_entries[self.tri_start[at] : self.tri_start[at + 1]])
+                if not lists:
+                    continue
+                lists.sort(key=len)
+                ids = lists[0]
+                for other in lists[1:]:
+                    if len(ids) < 32:
+                        break  # few enough to verify one by one
+                    ids = np.intersect1d(ids, other, assume_unique=True)
+                found.append(ids)
+            if not found:
+                return np.zeros(0, dtype=U32)
+            ids = found[0] if len(found) == 1 else np.asarray(np.union1d(*found), dtype=U32)
         return ids[np.argsort(self.lengths[ids], kind="stable")]
 
     def with_chars(self, mask: int) -> NDArray[np.uint32]:
-        m = U64(mask)
+        m = U32(mask)
         return np.flatnonzero((self.masks & m) == m).astype(U32)
 
     def subsequence(self, q: bytes) -> NDArray[np.uint32]:
@@ -423,7 +529,7 @@ class Segment:
 
     def owners(self, q: bytes) -> NDArray[np.uint32]:
         """Containers holding every character of `q` (verify!), shortest first."""
-        m = U64(char_mask(q))
+        m = U32(char_mask(q))
         ids = np.flatnonzero((self.cont_masks & m) == m).astype(U32)
         return ids[np.argsort(self.cont_lengths[ids], kind="stable")]
 
@@ -459,12 +565,19 @@ class Segment:
 def _trigrams(
     low: NDArray[np.uint8],
 ) -> tuple[NDArray[np.uint32], NDArray[np.int64], NDArray[np.uint32]]:
-    """For each trigram code in the blob, the sorted entries holding it."""
+    """For each trigram code in the blob, the sorted entries holding it at
+    an even offset."""
     if len(low) < 3:
         return np.zeros(0, U32), np.zeros(1, np.int64), np.zeros(0, U32)
     a, b, c = low[:-2], low[1:-1], low[2:]
     valid = (a != 10) & (b != 10) & (c != 10)
     entry = np.cumsum(low == 10, dtype=U32)[:-2] - U32(1)
+    # Only trigrams at even offsets in their name: any four or more
+    # characters hold one there (see `containing`), at half the memory.
+    seps = np.flatnonzero(low == 10)
+    offset = np.arange(len(a), dtype=np.int64) - seps[np.minimum(entry, len(seps) - 1)] - 1
+    valid &= (offset & 1) == 0
+    del offset
     codes = (a.astype(U32) << 16) | (b.astype(U32) << 8) | c.astype(U32)
     pairs = sorted_unique((codes[valid].astype(U64) << U64(32)) | entry[valid].astype(U64))
     tri = (pairs >> U64(32)).astype(U32)

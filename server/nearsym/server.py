@@ -39,12 +39,11 @@ from nearsym import __version__
 from nearsym.cache import Cache
 from nearsym.config import Config, config_from_options
 from nearsym.convert import client_symbol_kinds, path_to_uri, uri_to_path, workspace_symbol
-from nearsym.indexer import Result, Workers, index_namespace
-from nearsym.live import Change, LiveWorkspace
+from nearsym.indexer import Workers, index_namespace
+from nearsym.live import Change, LiveTarget, LiveWorkspace
 from nearsym.model import Kind, Span, Symbol
 from nearsym.relations import Relations
 from nearsym.search import Namespace, answer, pages
-from nearsym.workspace import SourceFile
 
 log = logging.getLogger(__name__)
 
@@ -293,11 +292,9 @@ class NearsymServer(LanguageServer):
             def cancelled(ns: Namespace = ns) -> bool:
                 return self.walk_of.get(ns.root) != walk or ns not in live.namespaces
 
-            def sink(batch: list[tuple[SourceFile, Result]], ns: Namespace = ns) -> None:
-                if not cancelled(ns):
-                    live.apply_many(ns, batch)
-
+            cache = self.cache_for(ns.root)
             ns.index.bulk = True
+            stats = None
             try:
                 stats = await loop.run_in_executor(
                     None,
@@ -305,18 +302,23 @@ class NearsymServer(LanguageServer):
                         index_namespace,
                         ns.root,
                         self.config,
-                        sink,
+                        LiveTarget(live, ns, cancelled),
                         workers=self.workers,
-                        cache=self.cache_for(ns.root),
+                        cache=cache,
                         focus=lambda: self.focus.path,
                         cancelled=cancelled,
                         progress=report,
                     ),
                 )
                 files += stats.files
-                symbols += stats.definitions
             finally:
                 await loop.run_in_executor(None, live.compact, ns)
+            symbols += len(ns.index)
+            changed = stats is not None and stats.parsed + stats.from_cache > 0
+            if cache is not None and stats is not None and changed and not cancelled(ns):
+                parts = await loop.run_in_executor(None, live.snapshot, ns, stats.stamps)
+                if parts is not None:
+                    cache.store_snapshot(parts)
         for ns in namespaces:
             for path, text in list(live.buffers.items()):
                 if live.namespace_of(path) is ns:

@@ -17,10 +17,9 @@ from nearsym.cache import Cache
 from nearsym.columns import FileDefs
 from nearsym.config import Config
 from nearsym.index import SymbolIndex
-from nearsym.indexer import Workers, index_namespace
+from nearsym.indexer import IndexTarget, Workers, index_namespace
 from nearsym.match import is_subsequence
 from nearsym.model import Kind, Span, Symbol
-from nearsym.workspace import SourceFile
 
 POLYGLOT = Path(__file__).parent.parent / "fixtures" / "polyglot"
 
@@ -120,13 +119,13 @@ def test_compact_keeps_changes_made_during_the_merge() -> None:
 def _cold(root: str, cache: Cache | None, workers: Workers | None) -> tuple[SymbolIndex, int, int]:
     index = SymbolIndex(root)
     index.bulk = True
-
-    def sink(batch: list[tuple[SourceFile, object]]) -> None:
-        index.replace_files([(sf.rel, r) for sf, r in batch if isinstance(r, FileDefs)])
-
-    stats = index_namespace(root, Config(), sink, workers=workers, cache=cache)
+    stats = index_namespace(root, Config(), IndexTarget(index), workers=workers, cache=cache)
     index.compact()
-    return index, stats.parsed, stats.from_cache
+    if cache is not None and stats.parsed + stats.from_cache:
+        parts = index.snapshot(stats.stamps)
+        if parts is not None:
+            cache.store_snapshot(parts)
+    return index, stats.parsed, stats.from_cache + stats.from_snapshot
 
 
 def _table(index: SymbolIndex) -> list[Symbol]:
@@ -219,3 +218,23 @@ def test_racy_entries_are_not_trusted(tmp_path: Path) -> None:
     cache.close()
     loaded = Cache(str(tmp_path), str(tmp_path / "c")).load()
     assert loaded["a.py"][1] == -1 and loaded["b.py"][1] == 1
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_substring_candidates_miss_nothing(seed: int) -> None:
+    """Trigrams are kept at even offsets only: a substring starting at an odd
+    offset must still be a candidate, for every query length."""
+    from nearsym.segment import Segment, batch_from_files
+
+    rng = random.Random(seed)
+    letters = "abcdeé_x"
+    names = sorted({"".join(rng.choice(letters) for _ in range(rng.randint(1, 14))) for _ in range(400)})
+    defs = FileDefs.from_symbols("python", [sym(n, "a.py", i) for i, n in enumerate(names)])
+    seg = Segment.from_batch(batch_from_files([(0, defs)]))
+    for _ in range(60):
+        source = rng.choice(names)
+        start = rng.randrange(len(source))
+        q = source[start : start + rng.randint(1, 6)].lower().encode()
+        got = {seg.key(e) for e in seg.containing(q).tolist() if q in seg.key(e)}
+        want = {n.lower().encode() for n in names if q in n.lower().encode()}
+        assert got == want, q
