@@ -416,5 +416,6 @@ def _parallel(
                 stats.parsed += 1
                 if parsed[1] == OK:
                     pending_store.append((parsed[0], parsed[2], parsed[3], parsed[4]))
+                    stats.stamps[parsed[0]] = (parsed[2], parsed[3])
                 take(by_rel[parsed[0]], _result(parsed))
         flush(False)
