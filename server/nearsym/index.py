@@ -274,9 +274,9 @@ class SymbolIndex:
         fids = seg.file_ids
         root = self.root
         out: list[Symbol] = []
-        for f, e, c, line, col, dl, ec, k in zip(
+        for f, name, c, line, col, dl, ec, k in zip(
             files,
-            seg.entry[rows].tolist(),
+            seg.names_of(seg.entry[rows]),
             seg.cont[rows].tolist(),
             seg.line[rows].tolist(),
             seg.col[rows].tolist(),
@@ -287,7 +287,7 @@ class SymbolIndex:
         ):
             out.append(
                 Symbol(
-                    seg.name(e),
+                    name,
                     _KINDS.get(k & ~LOCAL_BIT, Kind.VARIABLE),
                     seg.containers[c],
                     root,

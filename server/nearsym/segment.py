@@ -136,6 +136,7 @@ class Segment:
         "alive",
         "case_blob",
         "case_ids",
+        "case_kind",
         "case_off",
         "col",
         "cont",
@@ -161,9 +162,13 @@ class Segment:
         "masks",
         "post",
         "post_start",
+        "tri16",
+        "tri32",
+        "tri_base",
         "tri_codes",
-        "tri_entries",
-        "tri_start",
+        "tri_len",
+        "tri_off",
+        "tri_small",
         "width",
     )
 
@@ -207,7 +212,21 @@ class Segment:
         self.lo_off = np.flatnonzero(low == 10).astype(U32)
         # Original spellings only where they differ from the lower-cased key
         # (C and Python names mostly do not).
-        differ = [i for i, (e, k) in enumerate(zip(entries, lowers, strict=True)) if e != k]
+        # Per entry: 0 spelled as its key, 1 all capitals (C macros), 2 a
+        # capital first, 3 spelled otherwise (kept in `case_blob`).
+        spelling = bytearray(len(entries))
+        differ: list[int] = []
+        for i, (e, k) in enumerate(zip(entries, lowers, strict=True)):
+            if e == k:
+                continue
+            if e == k.upper():
+                spelling[i] = 1
+            elif e == k[:1].upper() + k[1:]:
+                spelling[i] = 2
+            else:
+                spelling[i] = 3
+                differ.append(i)
+        self.case_kind = np.frombuffer(bytes(spelling), dtype=U8)
         self.case_ids = np.asarray(differ, dtype=U32)
         self.case_blob = ("\n" + "\n".join(entries[i] for i in differ) + "\n").encode()
         self.case_off = np.flatnonzero(np.frombuffer(self.case_blob, dtype=U8) == 10).astype(U32)
@@ -222,7 +241,15 @@ class Segment:
         post_start = np.zeros(m + 1, dtype=U32)
         np.cumsum(counts, out=post_start[1:])
         self.post_start = post_start
-        self.tri_codes, self.tri_start, self.tri_entries = _trigrams(low)
+        (
+            self.tri_codes,
+            self.tri_small,
+            self.tri_base,
+            self.tri_off,
+            self.tri_len,
+            self.tri16,
+            self.tri32,
+        ) = _pack(*_trigrams(low))
         # Containers: lower-cased, masks, and their rows, for the owner tier
         # (`SyncQueue` reaches `SyncQueue.push`). Rows without a container
         # are not listed.
@@ -354,8 +381,8 @@ class Segment:
     # -- snapshots ------------------------------------------------------------
     _ARRAYS = (
         "entry", "cont", "line", "col", "end_dl", "width", "kind", "file_start",
-        "lo_off", "case_ids", "case_off", "lengths", "masks", "post", "post_start", "tri_codes",
-        "tri_start", "tri_entries", "cont_off", "cont_lengths", "cont_masks", "cont_post",
+        "lo_off", "case_kind", "case_ids", "case_off", "lengths", "masks", "post", "post_start", "tri_codes",
+        "tri_small", "tri_base", "tri_off", "tri_len", "tri16", "tri32", "cont_off", "cont_lengths", "cont_masks", "cont_post",
         "cont_post_start",
     )  # fmt: skip
 
@@ -398,6 +425,7 @@ class Segment:
             and int(seg.file_start[-1]) == len(seg.entry) == len(seg.post)
             and len(seg.lo_off) == len(seg.lengths) + 1 == len(seg.post_start)
             and len(seg.case_off) == len(seg.case_ids) + 1
+            and len(seg.case_kind) == len(seg.lengths)
             and len(seg.cont_off) == len(seg.containers) + 1
         ):
             raise ValueError("snapshot columns disagree")
@@ -422,9 +450,10 @@ class Segment:
         arrays = (
             self.entry, self.cont, self.line, self.col, self.end_dl, self.width, self.kind,
             self.file_ids, self.file_start, self.alive, self.lo_off, self.case_ids, self.case_off,
+            self.case_kind,
             self.lengths,
-            self.masks, self.post, self.post_start, self.tri_codes, self.tri_start,
-            self.tri_entries, self.cont_off, self.cont_lengths, self.cont_masks, self.cont_post,
+            self.masks, self.post, self.post_start, self.tri_codes, self.tri_small, self.tri_base,
+            self.tri_off, self.tri_len, self.tri16, self.tri32, self.cont_off, self.cont_lengths, self.cont_masks, self.cont_post,
             self.cont_post_start,
         )  # fmt: skip
         strings = len(self.lower) + len(self.case_blob) + len(self.cont_lower)
@@ -436,20 +465,46 @@ class Segment:
 
     def name(self, e: int) -> str:
         """Entry `e` as written."""
-        at = int(np.searchsorted(self.case_ids, e))
-        if at < len(self.case_ids) and int(self.case_ids[at]) == e:
-            return self.case_blob[int(self.case_off[at]) + 1 : int(self.case_off[at + 1])].decode()
-        return self.key(e).decode()
+        return self.names_of(np.asarray([e], dtype=U32))[0]
+
+    def names_of(self, entries: NDArray[Any]) -> list[str]:
+        """Entries as written."""
+        ents = entries.tolist()
+        kinds = self.case_kind[entries].tolist()
+        out: list[str] = []
+        explicit: list[int] = []
+        for e, k in zip(ents, kinds, strict=True):
+            key = self.key(e).decode()
+            if k == 0:
+                out.append(key)
+            elif k == 1:
+                out.append(key.upper())
+            elif k == 2:
+                out.append(key[:1].upper() + key[1:])
+            else:
+                explicit.append(len(out))
+                out.append(key)
+        if explicit:
+            wanted = np.asarray([ents[i] for i in explicit], dtype=U32)
+            at = np.searchsorted(self.case_ids, wanted).tolist()
+            for i, a in zip(explicit, at, strict=True):
+                out[i] = self.case_blob[
+                    int(self.case_off[a]) + 1 : int(self.case_off[a + 1])
+                ].decode()
+        return out
 
     def entry_names(self) -> list[str]:
         """Every entry as written, in entry order."""
         if len(self.lo_off) <= 1:
             return []
         names = self.lower[1:-1].decode().split("\n")
+        for e in np.flatnonzero(self.case_kind == 1).tolist():
+            names[e] = names[e].upper()
+        for e in np.flatnonzero(self.case_kind == 2).tolist():
+            names[e] = names[e][:1].upper() + names[e][1:]
         if len(self.case_ids):
-            for e, n in zip(
-                self.case_ids.tolist(), self.case_blob[1:-1].decode().split("\n"), strict=True
-            ):
+            spelled = self.case_blob[1:-1].decode().split("\n")
+            for e, n in zip(self.case_ids.tolist(), spelled, strict=True):
                 names[e] = n
         return names
 
@@ -503,7 +558,7 @@ class Segment:
                     if at >= len(self.tri_codes) or int(self.tri_codes[at]) != code:
                         lists = []
                         break
-                    lists.append(self.tri_entries[self.tri_start[at] : self.tri_start[at + 1]])
+                    lists.append(self.trigram_list(at))
                 if not lists:
                     continue
                 lists.sort(key=len)
@@ -517,6 +572,19 @@ class Segment:
                 return np.zeros(0, dtype=U32)
             ids = found[0] if len(found) == 1 else np.asarray(np.union1d(*found), dtype=U32)
         return ids[np.argsort(self.lengths[ids], kind="stable")]
+
+    def trigram_list(self, at: int) -> NDArray[np.uint32]:
+        """The sorted entries of trigram number `at`."""
+        off, n = int(self.tri_off[at]), int(self.tri_len[at])
+        if not self.tri_small[at]:
+            raw: NDArray[np.uint32] = self.tri32[off : off + n]
+            return raw
+        out = np.empty(n, dtype=U32)
+        out[0] = self.tri_base[at]
+        if n > 1:
+            np.cumsum(self.tri16[off : off + n - 1], dtype=U32, out=out[1:])
+            out[1:] += self.tri_base[at]
+        return out
 
     def with_chars(self, mask: int) -> NDArray[np.uint32]:
         m = U32(mask)
@@ -587,6 +655,36 @@ def _trigrams(
     first = np.flatnonzero(np.concatenate(([True], tri[1:] != tri[:-1])))
     start = np.append(first, len(tri)).astype(np.int64)
     return tri[first], start, entries
+
+
+def _pack(
+    codes: NDArray[np.uint32], start: NDArray[np.int64], entries: NDArray[np.uint32]
+) -> tuple[Any, ...]:
+    """Trigram lists, each stored as 16-bit gaps after its first entry when
+    every gap fits (most of the volume: long lists have small gaps), else as
+    32-bit entries."""
+    t = len(codes)
+    counts = np.diff(start)
+    if t == 0:
+        z32 = np.zeros(0, U32)
+        return codes, np.zeros(0, U8), z32, z32, z32, np.zeros(0, U16), z32
+    gaps = np.zeros(len(entries), dtype=np.int64)
+    gaps[1:] = entries[1:].astype(np.int64) - entries[:-1]
+    gaps[start[:-1]] = 0  # a list's first entry is its base, not a gap
+    widest = np.maximum.reduceat(gaps, start[:-1]) if len(entries) else np.zeros(t, np.int64)
+    small = widest < 65536
+    member = np.repeat(small, counts)
+    first = np.zeros(len(entries), dtype=bool)
+    first[start[:-1]] = True
+    tri16 = gaps[member & ~first].astype(U16)
+    tri32 = entries[~member]
+    len16 = np.where(small, counts - 1, 0)
+    len32 = np.where(small, 0, counts)
+    off16 = np.concatenate(([0], np.cumsum(len16)[:-1]))
+    off32 = np.concatenate(([0], np.cumsum(len32)[:-1]))
+    off = np.where(small, off16, off32).astype(U32)
+    base = entries[start[:-1]]
+    return codes, small.astype(U8), base, off, counts.astype(U32), tri16, tri32
 
 
 def sorted_unique(a: Any) -> Any:

@@ -238,3 +238,18 @@ def test_substring_candidates_miss_nothing(seed: int) -> None:
         got = {seg.key(e) for e in seg.containing(q).tolist() if q in seg.key(e)}
         want = {n.lower().encode() for n in names if q in n.lower().encode()}
         assert got == want, q
+
+
+def test_trigram_lists_with_wide_gaps_decode() -> None:
+    """A trigram whose entries lie more than 65,535 apart is stored as 32-bit
+    entries, the others as 16-bit gaps; both decode to the same lists."""
+    from nearsym.segment import Segment, batch_from_files
+
+    names = ["a_qzq"] + [f"n{i:06d}" for i in range(70_000)] + ["zzqzq"]
+    defs = FileDefs.from_symbols("python", [sym(n, "a.py", i) for i, n in enumerate(names)])
+    seg = Segment.from_batch(batch_from_files([(0, defs)]))
+    assert bool((seg.tri_small == 0).any()) and bool((seg.tri_small == 1).any())
+    for q in [b"qzq", b"zqzq", b"n0000", b"06999", b"123"]:
+        got = {seg.key(e) for e in seg.containing(q).tolist() if q in seg.key(e)}
+        want = {n.encode() for n in names if q in n.encode()}
+        assert got == want, q
