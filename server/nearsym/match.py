@@ -183,14 +183,29 @@ def _align(typed: str, name: str, smart_case: bool = True) -> Alignment | None:
         return None
     smart_case = smart_case and typed != query
     bases = _landing_bases(name)
-    occurs: dict[str, list[int]] = {}
-    for ch in set(query):
+    m = len(query)
+    # Where query[i] may land on an alignment that completes: no earlier
+    # than the greedy leftmost match, no later than the greedy rightmost.
+    # (Positions outside never lie on a complete alignment, so skipping
+    # them changes no score.)
+    earliest = [0] * m
+    at = -1
+    for i, ch in enumerate(query):
+        at = lower.find(ch, at + 1)
+        earliest[i] = at
+    latest = [0] * m
+    at = len(lower)
+    for i in range(m - 1, -1, -1):
+        at = lower.rfind(query[i], 0, at)
+        latest[i] = at
+    occurs: list[list[int]] = []
+    for i, ch in enumerate(query):
         found: list[int] = []
-        j = lower.find(ch)
+        j = lower.find(ch, earliest[i], latest[i] + 1)
         while j >= 0:
             found.append(j)
-            j = lower.find(ch, j + 1)
-        occurs[ch] = found
+            j = lower.find(ch, j + 1, latest[i] + 1)
+        occurs.append(found)
 
     def landing(j: int, i: int) -> float:
         if smart_case and name[j] != typed[i]:
@@ -198,17 +213,16 @@ def _align(typed: str, name: str, smart_case: bool = True) -> Alignment | None:
         return bases[j]
 
     # best[j] = (score of the best alignment of query[:i+1] ending at j, backpointer)
-    best: dict[int, tuple[float, int]] = {j: (landing(j, 0), -1) for j in occurs[query[0]]}
+    best: dict[int, tuple[float, int]] = {j: (landing(j, 0), -1) for j in occurs[0]}
     trail: list[dict[int, tuple[float, int]]] = [best]
-    for i in range(1, len(query)):
-        ch = query[i]
+    for i in range(1, m):
         nxt: dict[int, tuple[float, int]] = {}
         # The gap cost is linear in the distance, so the best earlier end
         # k < j - 1 is the one maximising score + GAP_EXTEND * k: a running
         # maximum over the (ascending) ends, linear instead of quadratic.
         ends = list(best.items())
         at, lead, lead_k = 0, -1e18, -1
-        for j in occurs.get(ch, ()):
+        for j in occurs[i]:
             while at < len(ends) and ends[at][0] < j - 1:
                 k, (score, _) = ends[at]
                 if score + GAP_EXTEND * k > lead:

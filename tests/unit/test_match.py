@@ -111,3 +111,71 @@ def test_fast_word_starts_agree_with_the_reference(name: str) -> None:
     from nearsym.match import _word_starts, _word_starts_slow
 
     assert _word_starts(name) == _word_starts_slow(name)
+
+
+def _reference_align(typed: str, name: str, smart_case: bool = True) -> object:
+    """The alignment DP as first written: quadratic, no pruning. The fast
+    one must agree with it exactly (positions, raw score, ceiling, tail)."""
+    from nearsym import match as m
+
+    query, lower = typed.lower(), name.lower()
+    if not query or not m.is_subsequence(query, lower):
+        return None
+    smart_case = smart_case and typed != query
+    starts = m._word_starts_slow(name)
+    occurs: dict[str, list[int]] = {}
+    for j, ch in enumerate(lower):
+        occurs.setdefault(ch, []).append(j)
+
+    def landing(j: int, i: int) -> float:
+        case = m.CASE_MISMATCH if smart_case and name[j] != typed[i] else 0.0
+        if j == 0:
+            return m.SCORE_START - case
+        return (m.SCORE_WORD if starts[j] else m.SCORE_SKIP) - case
+
+    best = {j: (landing(j, 0), -1) for j in occurs[query[0]]}
+    trail = [best]
+    for i in range(1, len(query)):
+        nxt: dict[int, tuple[float, int]] = {}
+        for j in occurs.get(query[i], ()):
+            top, back = -1e9, -1
+            for k, (score, _) in best.items():
+                if k >= j:
+                    continue
+                if k == j - 1:
+                    case = m.CASE_MISMATCH if smart_case and name[j] != typed[i] else 0.0
+                    cand = score + max(m.SCORE_RUN - case, landing(j, i))
+                else:
+                    cand = score + landing(j, i) - m.GAP_OPEN - m.GAP_EXTEND * (j - k - 2)
+                if cand > top:
+                    top, back = cand, k
+            if back >= 0:
+                nxt[j] = (top, back)
+        if not nxt:
+            return None
+        best = nxt
+        trail.append(best)
+    end = max(best, key=lambda j: (best[j][0], -j))
+    positions = [end]
+    for level in range(len(trail) - 1, 0, -1):
+        positions.append(trail[level][positions[-1]][1])
+    positions.reverse()
+    tail = min(m.TAIL_CAP, m.TAIL * max(0, len(name) - len(query)))
+    ceiling = m.SCORE_START + max(m.SCORE_WORD, m.SCORE_RUN) * (len(query) - 1)
+    return (tuple(positions), round(best[end][0] - tail, 9), ceiling, tail)
+
+
+@given(
+    st.text(alphabet="abcXY_e", min_size=1, max_size=6),
+    st.text(alphabet="abcXY_eD", max_size=24),
+    st.booleans(),
+)
+def test_fast_alignment_equals_the_reference(query: str, name: str, smart: bool) -> None:
+    from nearsym.match import _align
+
+    fast = _align.__wrapped__(query, name, smart)
+    expected = _reference_align(query, name, smart)
+    if fast is None:
+        assert expected is None
+    else:
+        assert expected == (fast.positions, round(fast.raw, 9), fast.best, fast.tail)
