@@ -345,7 +345,7 @@ class SymbolIndex:
         pool: list[Symbol] = []
         later: list[Symbol] = []  # exact names whose owner is not the query's
         exact = [
-            (s_no, seg, np.arange(r.start, r.stop, dtype=np.uint32))
+            (s_no, seg, [np.arange(r.start, r.stop, dtype=np.uint32)])
             for s_no, seg in enumerate(segs)
             if (r := seg.exact(q))
         ]
@@ -370,7 +370,7 @@ class SymbolIndex:
         pieces: list[tuple[int, NDArray[np.uint32]] | list[Symbol]] = []
         count = len(pool)
         tiers: list[
-            tuple[Callable[[Segment], NDArray[np.uint32]], Callable[[bytes], bool] | None]
+            tuple[Callable[[Segment], Iterable[NDArray[np.uint32]]], Callable[[bytes], bool] | None]
         ] = [
             (lambda seg: seg.prefix(q), None if allowed is None else _any_key),
             (lambda seg: seg.containing(q), contains),
@@ -380,7 +380,7 @@ class SymbolIndex:
             if count >= width:
                 break
             sources = [(s_no, seg, lookup(seg)) for s_no, seg in enumerate(segs)]
-            keys = merged_keys([src for src in sources if len(src[2])], False, check, budget)
+            keys = merged_keys(sources, False, check, budget)
             for group in _groups(keys, seen=seen):
                 seen.update(group)
                 if keep is not None or len(group) > 1:
@@ -399,8 +399,8 @@ class SymbolIndex:
         if len(pool) < width and keep is None:
             # Tier 5: definitions whose owner holds the query in order (a
             # class's name reaches its members).
-            sources = [(s_no, seg, seg.owners(q)) for s_no, seg in enumerate(segs)]
-            keys = merged_keys([src for src in sources if len(src[2])], True, ordered, budget)
+            sources = [(s_no, seg, [seg.owners(q)]) for s_no, seg in enumerate(segs)]
+            keys = merged_keys(sources, True, ordered, budget)
             taken = {(s.path, s.span, s.name) for s in pool}
             for group in _groups(keys):
                 owned: list[Symbol] = []

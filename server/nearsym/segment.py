@@ -41,7 +41,7 @@ import bisect
 import heapq
 import marshal
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,6 +72,11 @@ def _char_bits() -> NDArray[np.uint32]:
         bits[b] = U32(1 << bit)
     return bits
 
+
+WIDE_RANGE = 65_536
+"""A prefix range wider than this is read in shortest-first chunks."""
+SCAN_CHUNK = 32_768
+"""Entries per chunk when a tier reads the shortest-first order."""
 
 CHAR_BITS = _char_bits()
 """Per byte, its bit in an entry's 32-bit character mask: a-z a bit each,
@@ -134,6 +139,7 @@ class Segment:
 
     __slots__ = (
         "alive",
+        "by_length",
         "case_blob",
         "case_ids",
         "case_kind",
@@ -169,6 +175,8 @@ class Segment:
         "tri_len",
         "tri_off",
         "tri_small",
+        "tri_suffix",
+        "tri_suffix_order",
         "width",
     )
 
@@ -207,7 +215,7 @@ class Segment:
         self.live_rows = len(row_entry)
 
         lowers = [e.lower() for e in entries]
-        self.lower = ("\n" + "\n".join(lowers) + "\n").encode()
+        self.lower = _joined(lowers)
         low = np.frombuffer(self.lower, dtype=U8)
         self.lo_off = np.flatnonzero(low == 10).astype(U32)
         # Original spellings only where they differ from the lower-cased key
@@ -228,7 +236,7 @@ class Segment:
                 differ.append(i)
         self.case_kind = np.frombuffer(bytes(spelling), dtype=U8)
         self.case_ids = np.asarray(differ, dtype=U32)
-        self.case_blob = ("\n" + "\n".join(entries[i] for i in differ) + "\n").encode()
+        self.case_blob = _joined([entries[i] for i in differ])
         self.case_off = np.flatnonzero(np.frombuffer(self.case_blob, dtype=U8) == 10).astype(U32)
         self.lengths = np.minimum(np.diff(self.lo_off) - 1, 65535).astype(U16)
         if entries:
@@ -250,12 +258,17 @@ class Segment:
             self.tri16,
             self.tri32,
         ) = _pack(*_trigrams(low))
+        # Entries shortest first, for tiers read in that order a chunk at a
+        # time; trigram numbers by their last two bytes, for three-byte
+        # queries at odd offsets.
+        self.by_length = np.argsort(self.lengths, kind="stable").astype(U32)
+        order = np.argsort(self.tri_codes & U32(0xFFFF), kind="stable").astype(U32)
+        self.tri_suffix_order = order
+        self.tri_suffix = (self.tri_codes[order] & U32(0xFFFF)).astype(U32)
         # Containers: lower-cased, masks, and their rows, for the owner tier
         # (`SyncQueue` reaches `SyncQueue.push`). Rows without a container
         # are not listed.
-        self.cont_lower = (
-            "\n" + "\n".join(c.lower().replace("\n", " ") for c in containers) + "\n"
-        ).encode()
+        self.cont_lower = _joined([c.lower().replace("\n", " ") for c in containers])
         clow = np.frombuffer(self.cont_lower, dtype=U8)
         self.cont_off = np.flatnonzero(clow == 10).astype(U32)
         self.cont_lengths = np.minimum(np.diff(self.cont_off) - 1, 65535).astype(U16)
@@ -382,7 +395,8 @@ class Segment:
     _ARRAYS = (
         "entry", "cont", "line", "col", "end_dl", "width", "kind", "file_start",
         "lo_off", "case_kind", "case_ids", "case_off", "lengths", "masks", "post", "post_start", "tri_codes",
-        "tri_small", "tri_base", "tri_off", "tri_len", "tri16", "tri32", "cont_off", "cont_lengths", "cont_masks", "cont_post",
+        "tri_small", "tri_base", "tri_off", "tri_len", "tri16", "tri32", "by_length",
+        "tri_suffix", "tri_suffix_order", "cont_off", "cont_lengths", "cont_masks", "cont_post",
         "cont_post_start",
     )  # fmt: skip
 
@@ -453,7 +467,8 @@ class Segment:
             self.case_kind,
             self.lengths,
             self.masks, self.post, self.post_start, self.tri_codes, self.tri_small, self.tri_base,
-            self.tri_off, self.tri_len, self.tri16, self.tri32, self.cont_off, self.cont_lengths, self.cont_masks, self.cont_post,
+            self.tri_off, self.tri_len, self.tri16, self.tri32, self.by_length, self.tri_suffix,
+            self.tri_suffix_order, self.cont_off, self.cont_lengths, self.cont_masks, self.cont_post,
             self.cont_post_start,
         )  # fmt: skip
         strings = len(self.lower) + len(self.case_blob) + len(self.cont_lower)
@@ -528,37 +543,69 @@ class Segment:
         hi = bisect.bisect_right(self, q, lo)
         return range(lo, hi)
 
-    def prefix(self, q: bytes) -> NDArray[np.uint32]:
-        """Entries starting with `q` (equal ones too), shortest first."""
+    def prefix(self, q: bytes) -> Iterator[NDArray[np.uint32]]:
+        """Entries starting with `q` (equal ones too), shortest first, in
+        chunks."""
         lo = bisect.bisect_left(self, q)
         hi = bisect.bisect_left(self, q + b"\xff", lo)
-        ids = np.arange(lo, hi, dtype=U32)
-        return ids[np.argsort(self.lengths[lo:hi], kind="stable")]
+        if hi - lo <= WIDE_RANGE:
+            ids = np.arange(lo, hi, dtype=U32)
+            yield ids[np.argsort(self.lengths[lo:hi], kind="stable")]
+            return
+        # A wide range (a one-letter prefix over millions of names): read the
+        # shortest-first order until enough is found, not the whole range.
+        for chunk in self._by_length_chunks():
+            hit = chunk[(chunk >= lo) & (chunk < hi)]
+            if len(hit):
+                yield hit
 
-    def containing(self, q: bytes) -> NDArray[np.uint32]:
-        """Entries that may contain `q` (verify!), shortest first.
+    def _by_length_chunks(self) -> Iterator[NDArray[np.uint32]]:
+        order = self.by_length
+        for at in range(0, len(order), SCAN_CHUNK):
+            yield order[at : at + SCAN_CHUNK]
+
+    def _with_mask(self, mask: int) -> Iterator[NDArray[np.uint32]]:
+        """Entries whose character mask holds `mask`, shortest first, in
+        chunks: read only as far as the caller goes."""
+        m = U32(mask)
+        for chunk in self._by_length_chunks():
+            hit = chunk[(self.masks[chunk] & m) == m]
+            if len(hit):
+                yield hit
+
+    def containing(self, q: bytes) -> Iterator[NDArray[np.uint32]]:
+        """Entries that may contain `q` (verify!), shortest first, in chunks.
 
         Trigrams are indexed at even offsets of a name only. A match of `q`
         starting at an even offset has every even-offset trigram of `q` at
         an even offset of the name, one starting at an odd offset every
         odd-offset one; so the candidates are the names holding all the
-        even ones, plus those holding all the odd ones. Under four
-        characters there may be no such trigram: the character masks
-        decide.
+        even ones, plus those holding all the odd ones. Three bytes at an
+        odd offset p leave the trigram (name[p-1], q0, q1) at the even
+        offset p-1: the lists of every trigram ending in q0 q1. Under three
+        bytes the character masks decide.
         """
-        if len(q) < 4:
-            ids = self.with_chars(char_mask(q))
+        if len(q) < 3:
+            yield from self._with_mask(char_mask(q))
+            return
+        found: list[NDArray[np.uint32]] = []
+        if len(q) == 3:
+            even = self._trigram(q[0] << 16 | q[1] << 8 | q[2])
+            if even is not None:
+                found.append(even)
+            suffix = q[0] << 8 | q[1]
+            lo = int(np.searchsorted(self.tri_suffix, suffix))
+            hi = int(np.searchsorted(self.tri_suffix, suffix, side="right"))
+            found.extend(self.trigram_list(int(t)) for t in self.tri_suffix_order[lo:hi].tolist())
         else:
-            found: list[NDArray[np.uint32]] = []
             for parity in (0, 1):
                 lists: list[NDArray[np.uint32]] = []
                 for i in range(parity, len(q) - 2, 2):
-                    code = (q[i] << 16) | (q[i + 1] << 8) | q[i + 2]
-                    at = int(np.searchsorted(self.tri_codes, code))
-                    if at >= len(self.tri_codes) or int(self.tri_codes[at]) != code:
+                    got = self._trigram(q[i] << 16 | q[i + 1] << 8 | q[i + 2])
+                    if got is None:
                         lists = []
                         break
-                    lists.append(self.trigram_list(at))
+                    lists.append(got)
                 if not lists:
                     continue
                 lists.sort(key=len)
@@ -568,10 +615,16 @@ class Segment:
                         break  # few enough to verify one by one
                     ids = np.intersect1d(ids, other, assume_unique=True)
                 found.append(ids)
-            if not found:
-                return np.zeros(0, dtype=U32)
-            ids = found[0] if len(found) == 1 else np.asarray(np.union1d(*found), dtype=U32)
-        return ids[np.argsort(self.lengths[ids], kind="stable")]
+        if not found:
+            return
+        ids = found[0] if len(found) == 1 else sorted_unique(np.concatenate(found))
+        yield np.asarray(ids[np.argsort(self.lengths[ids], kind="stable")], dtype=U32)
+
+    def _trigram(self, code: int) -> NDArray[np.uint32] | None:
+        at = int(np.searchsorted(self.tri_codes, code))
+        if at >= len(self.tri_codes) or int(self.tri_codes[at]) != code:
+            return None
+        return self.trigram_list(at)
 
     def trigram_list(self, at: int) -> NDArray[np.uint32]:
         """The sorted entries of trigram number `at`."""
@@ -590,10 +643,10 @@ class Segment:
         m = U32(mask)
         return np.flatnonzero((self.masks & m) == m).astype(U32)
 
-    def subsequence(self, q: bytes) -> NDArray[np.uint32]:
-        """Entries holding every character of `q` (verify!), shortest first."""
-        ids = self.with_chars(char_mask(q))
-        return ids[np.argsort(self.lengths[ids], kind="stable")]
+    def subsequence(self, q: bytes) -> Iterator[NDArray[np.uint32]]:
+        """Entries holding every character of `q` (verify!), shortest first,
+        in chunks."""
+        yield from self._with_mask(char_mask(q))
 
     def owners(self, q: bytes) -> NDArray[np.uint32]:
         """Containers holding every character of `q` (verify!), shortest first."""
@@ -657,6 +710,12 @@ def _trigrams(
     return tri[first], start, entries
 
 
+def _joined(strings: list[str]) -> bytes:
+    """Strings as one blob: a newline before each and after the last (just
+    one newline for none), so string i lies between newlines i and i+1."""
+    return ("\n" + "\n".join(strings) + "\n").encode() if strings else b"\n"
+
+
 def _pack(
     codes: NDArray[np.uint32], start: NDArray[np.int64], entries: NDArray[np.uint32]
 ) -> tuple[Any, ...]:
@@ -697,35 +756,37 @@ def sorted_unique(a: Any) -> Any:
 
 
 def merged_keys(
-    sources: Sequence[tuple[int, Segment, NDArray[np.uint32]]],
+    sources: Sequence[tuple[int, Segment, Iterable[NDArray[np.uint32]]]],
     owners: bool = False,
     check: Callable[[bytes], bool] | None = None,
     budget: list[int] | None = None,
 ) -> Iterator[tuple[int, bytes, int, int]]:
     """(length, key, segment number, id), shortest then alphabetical, across
-    segments; each source's ids are already in that order. `owners` walks
-    container ids instead of entry ids. With `check`, only keys passing it,
-    tested a chunk at a time until `budget` (shared, decremented) runs out."""
+    segments; each source yields chunks of ids already in that order, and is
+    read only as far as the merge goes. `owners` walks container ids instead
+    of entry ids. With `check`, only keys passing it, tested 256 at a time
+    until `budget` (shared, decremented) runs out."""
 
     def walk(
-        s_no: int, seg: Segment, ids: NDArray[np.uint32]
+        s_no: int, seg: Segment, chunks: Iterable[NDArray[np.uint32]]
     ) -> Iterator[tuple[int, bytes, int, int]]:
         lengths = seg.cont_lengths if owners else seg.lengths
         blob = seg.cont_lower if owners else seg.lower
         offsets = seg.cont_off if owners else seg.lo_off
-        for at in range(0, len(ids), 256):
-            chunk = ids[at : at + 256]
-            if check is not None and budget is not None:
-                if budget[0] <= 0:
-                    return
-                budget[0] -= len(chunk)
-            starts = (offsets[chunk] + 1).tolist()
-            ends = offsets[chunk + 1].tolist()
-            for e, n, a, b in zip(
-                chunk.tolist(), lengths[chunk].tolist(), starts, ends, strict=True
-            ):
-                key = blob[a:b]
-                if check is None or check(key):
-                    yield (n, key, s_no, e)
+        for ids in chunks:
+            for at in range(0, len(ids), 256):
+                chunk = ids[at : at + 256]
+                if check is not None and budget is not None:
+                    if budget[0] <= 0:
+                        return
+                    budget[0] -= len(chunk)
+                starts = (offsets[chunk] + 1).tolist()
+                ends = offsets[chunk + 1].tolist()
+                for e, n, a, b in zip(
+                    chunk.tolist(), lengths[chunk].tolist(), starts, ends, strict=True
+                ):
+                    key = blob[a:b]
+                    if check is None or check(key):
+                        yield (n, key, s_no, e)
 
-    return heapq.merge(*(walk(s_no, seg, ids) for s_no, seg, ids in sources))
+    return heapq.merge(*(walk(s_no, seg, chunks) for s_no, seg, chunks in sources))

@@ -235,7 +235,7 @@ def test_substring_candidates_miss_nothing(seed: int) -> None:
         source = rng.choice(names)
         start = rng.randrange(len(source))
         q = source[start : start + rng.randint(1, 6)].lower().encode()
-        got = {seg.key(e) for e in seg.containing(q).tolist() if q in seg.key(e)}
+        got = {seg.key(e) for chunk in seg.containing(q) for e in chunk.tolist() if q in seg.key(e)}
         want = {n.lower().encode() for n in names if q in n.lower().encode()}
         assert got == want, q
 
@@ -250,6 +250,6 @@ def test_trigram_lists_with_wide_gaps_decode() -> None:
     seg = Segment.from_batch(batch_from_files([(0, defs)]))
     assert bool((seg.tri_small == 0).any()) and bool((seg.tri_small == 1).any())
     for q in [b"qzq", b"zqzq", b"n0000", b"06999", b"123"]:
-        got = {seg.key(e) for e in seg.containing(q).tolist() if q in seg.key(e)}
+        got = {seg.key(e) for chunk in seg.containing(q) for e in chunk.tolist() if q in seg.key(e)}
         want = {n.encode() for n in names if q in n.encode()}
         assert got == want, q
