@@ -45,7 +45,7 @@ from nearsym.languages import LANGUAGES
 
 log = logging.getLogger(__name__)
 
-FORMAT = 3
+FORMAT = 4
 RACY_SECONDS = 2.0
 
 

@@ -51,7 +51,14 @@ from nearsym.columns import LOCAL_BIT, FileDefs
 from nearsym.match import is_qualified, is_subsequence, normalise_qualified
 from nearsym.model import Kind, Span, Symbol
 from nearsym.proximity import directory_distance
-from nearsym.segment import Segment, batch_from_files, merged_keys, subsequence_pattern
+from nearsym.segment import (
+    KeyCheck,
+    Segment,
+    Subsequence,
+    Substring,
+    batch_from_files,
+    merged_keys,
+)
 
 VERIFY_BUDGET = 20_000
 """Names a query may test in the substring and subsequence tiers."""
@@ -357,23 +364,15 @@ class SymbolIndex:
         exact_count = len(pool)
         pool.extend(later)
         budget = [VERIFY_BUDGET if allowed is None else QUALIFIED_BUDGET]
-        pattern = subsequence_pattern(q)
-
-        def contains(key: bytes) -> bool:
-            return q in key
-
-        def ordered(key: bytes) -> bool:
-            return pattern.match(key) is not None
+        ordered = Subsequence(q)
 
         # Rows of the later tiers are gathered as (segment, rows) and turned
         # into symbols at the end, a segment's run at a time.
         pieces: list[tuple[int, NDArray[np.uint32]] | list[Symbol]] = []
         count = len(pool)
-        tiers: list[
-            tuple[Callable[[Segment], Iterable[NDArray[np.uint32]]], Callable[[bytes], bool] | None]
-        ] = [
-            (lambda seg: seg.prefix(q), None if allowed is None else _any_key),
-            (lambda seg: seg.containing(q), contains),
+        tiers: list[tuple[Callable[[Segment], Iterable[NDArray[np.uint32]]], KeyCheck | None]] = [
+            (lambda seg: seg.prefix(q), None if allowed is None else KeyCheck()),
+            (lambda seg: seg.containing(q), Substring(q)),
             (lambda seg: seg.subsequence(q), ordered),
         ]
         for lookup, check in tiers:
@@ -476,19 +475,18 @@ class SymbolIndex:
         return pool
 
 
-def _any_key(key: bytes) -> bool:
-    """Every name passes; used so that a qualified query's name tiers count
-    the names they visit against the budget."""
-    return True
-
-
 def _owners_like(seg: Segment, owner: bytes) -> NDArray[np.bool_]:
     """Per container of `seg`: does it hold `owner` in order?"""
     ok = np.zeros(len(seg.containers), dtype=bool)
-    pattern = subsequence_pattern(owner)
-    for c in seg.owners(owner).tolist():
-        if pattern.match(seg.owner_key(c)) is not None:
-            ok[c] = True
+    maybe = seg.owners(owner)
+    if len(owner) == 1 and (97 <= owner[0] <= 122 or owner[0] == 95):
+        ok[maybe] = True  # a letter's (or `_`'s) mask bit is exact
+        return ok
+    check = Subsequence(owner)
+    for at in range(0, len(maybe), 4096):
+        ids = maybe[at : at + 4096]
+        passing = check.passing([seg.owner_key(c) for c in ids.tolist()])
+        ok[ids[np.asarray(passing, dtype=bool)]] = True
     return ok
 
 

@@ -39,9 +39,10 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import itertools
 import marshal
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,14 +91,53 @@ def char_mask(text: bytes) -> int:
     return mask
 
 
-def subsequence_pattern(text: bytes) -> re.Pattern[bytes]:
+def subsequence_pattern(text: bytes, lines: bool = False) -> re.Pattern[bytes]:
     """A regex matching keys that hold `text` as a subsequence, in linear
-    time: each step skips only bytes that are not the next wanted one."""
-    parts = []
+    time: each step skips only bytes that are not the next wanted one. With
+    `lines`, it matches at line starts of newline-joined keys."""
+    parts = [b"(?m)^"] if lines else []
     for b in text:
         c = re.escape(bytes([b]))
-        parts.append(b"[^" + (b"\\n" if b == 10 else c) + b"]*" + c)
+        parts.append(b"[^" + (b"\\n" if b == 10 else c + b"\\n") + b"]*" + c)
     return re.compile(b"".join(parts))
+
+
+class KeyCheck:
+    """Which of a batch of keys pass a test, decided over the batch joined
+    into one string (the scan runs in C, not a Python call per key)."""
+
+    def passing(self, keys: list[bytes]) -> list[bool]:
+        return [True] * len(keys)
+
+
+class Substring(KeyCheck):
+    def __init__(self, text: bytes) -> None:
+        self.text = text
+
+    def passing(self, keys: list[bytes]) -> list[bool]:
+        joined = b"\n".join(keys)
+        out = [False] * len(keys)
+        starts = list(itertools.accumulate((len(k) + 1 for k in keys), initial=0))
+        at = joined.find(self.text)
+        while at >= 0:
+            line = bisect.bisect_right(starts, at) - 1
+            out[line] = True
+            at = joined.find(self.text, starts[line + 1])  # the next key
+        return out
+
+
+class Subsequence(KeyCheck):
+    def __init__(self, text: bytes) -> None:
+        self.pattern = subsequence_pattern(text, lines=True)
+
+    def passing(self, keys: list[bytes]) -> list[bool]:
+        joined = b"\n".join(keys)
+        starts = list(itertools.accumulate((len(k) + 1 for k in keys), initial=0))
+        line_of = {at: i for i, at in enumerate(starts[:-1])}
+        out = [False] * len(keys)
+        for m in self.pattern.finditer(joined):
+            out[line_of[m.start()]] = True
+        return out
 
 
 @dataclass(slots=True)
@@ -262,6 +302,9 @@ class Segment:
         # time; trigram numbers by their last two bytes, for three-byte
         # queries at odd offsets.
         self.by_length = np.argsort(self.lengths, kind="stable").astype(U32)
+        # The masks are only ever scanned in that order: store them so, and
+        # a scan reads memory front to back.
+        self.masks = self.masks[self.by_length]
         order = np.argsort(self.tri_codes & U32(0xFFFF), kind="stable").astype(U32)
         self.tri_suffix_order = order
         self.tri_suffix = (self.tri_codes[order] & U32(0xFFFF)).astype(U32)
@@ -568,8 +611,9 @@ class Segment:
         """Entries whose character mask holds `mask`, shortest first, in
         chunks: read only as far as the caller goes."""
         m = U32(mask)
-        for chunk in self._by_length_chunks():
-            hit = chunk[(self.masks[chunk] & m) == m]
+        order, masks = self.by_length, self.masks
+        for at in range(0, len(order), SCAN_CHUNK):
+            hit = order[at : at + SCAN_CHUNK][(masks[at : at + SCAN_CHUNK] & m) == m]
             if len(hit):
                 yield hit
 
@@ -638,10 +682,6 @@ class Segment:
             np.cumsum(self.tri16[off : off + n - 1], dtype=U32, out=out[1:])
             out[1:] += self.tri_base[at]
         return out
-
-    def with_chars(self, mask: int) -> NDArray[np.uint32]:
-        m = U32(mask)
-        return np.flatnonzero((self.masks & m) == m).astype(U32)
 
     def subsequence(self, q: bytes) -> Iterator[NDArray[np.uint32]]:
         """Entries holding every character of `q` (verify!), shortest first,
@@ -758,7 +798,7 @@ def sorted_unique(a: Any) -> Any:
 def merged_keys(
     sources: Sequence[tuple[int, Segment, Iterable[NDArray[np.uint32]]]],
     owners: bool = False,
-    check: Callable[[bytes], bool] | None = None,
+    check: KeyCheck | None = None,
     budget: list[int] | None = None,
 ) -> Iterator[tuple[int, bytes, int, int]]:
     """(length, key, segment number, id), shortest then alphabetical, across
@@ -782,11 +822,12 @@ def merged_keys(
                     budget[0] -= len(chunk)
                 starts = (offsets[chunk] + 1).tolist()
                 ends = offsets[chunk + 1].tolist()
-                for e, n, a, b in zip(
-                    chunk.tolist(), lengths[chunk].tolist(), starts, ends, strict=True
+                keys = [blob[a:b] for a, b in zip(starts, ends, strict=True)]
+                passing = check.passing(keys) if check is not None else None
+                for i, (e, n) in enumerate(
+                    zip(chunk.tolist(), lengths[chunk].tolist(), strict=True)
                 ):
-                    key = blob[a:b]
-                    if check is None or check(key):
-                        yield (n, key, s_no, e)
+                    if passing is None or passing[i]:
+                        yield (n, keys[i], s_no, e)
 
     return heapq.merge(*(walk(s_no, seg, chunks) for s_no, seg, chunks in sources))
