@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import json
 import os
 import random
@@ -32,7 +31,8 @@ from nearsym.cache import Cache
 from nearsym.config import Config
 from nearsym.index import SymbolIndex
 from nearsym.indexer import ColdStats, IndexTarget, Workers, index_namespace
-from nearsym.match import split_words
+from nearsym.match import clear_caches, split_words
+from nearsym.memory import settle
 from nearsym.search import Namespace, answer
 
 SEED = 20261130
@@ -283,7 +283,7 @@ def run(
         del idx
         idx, warm_stats, wall, _cpu = cold_index(root, os.path.join(scratch, "cold0"), workers)
         warms.append(wall)
-    gc.collect()
+    settle()  # as the server does after indexing
     definitions = len(idx)
     size = tree_bytes([root], [idx])
     wall = _median([c[0] for c in colds])
@@ -314,6 +314,7 @@ def run(
     answer(namespaces, "warm", 100)
     samples = []
     for _ in range(runs):
+        clear_caches()  # each pass starts cold, like a new server
         for query in queries:
             t0 = time.perf_counter()
             answer(namespaces, query, 100)

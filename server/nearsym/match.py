@@ -87,6 +87,10 @@ QUALIFIED_DISCOUNT = 0.5
 """A method found by its owner's name (`SyncQueue` -> `SyncQueue.push`) gets
 half the evidence, so the type itself stays above its own methods."""
 
+CACHE_NAMES = 8192
+"""Names whose scoring work is memoised: a few queries' pools. (Larger
+caches cost memory on millions of names and slow the garbage collector.)"""
+
 _SEPARATORS = frozenset("_-./:$ #\\")
 _QUALIFIER = re.compile(r"::|\.|#|->")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -104,7 +108,7 @@ _ASCII_STARTS = re.compile(
 )
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=CACHE_NAMES)
 def _word_starts(name: str) -> tuple[bool, ...]:
     if name.isascii():
         starts = [False] * len(name)
@@ -169,7 +173,7 @@ class Alignment:
     tail: float
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=CACHE_NAMES)
 def _align(typed: str, name: str, smart_case: bool = True) -> Alignment | None:
     """Best alignment of `typed` in `name`, both in their original case.
 
@@ -179,84 +183,101 @@ def _align(typed: str, name: str, smart_case: bool = True) -> Alignment | None:
     """
     query = typed.lower()
     lower = name.lower()
-    if not query or not is_subsequence(query, lower):
-        return None
-    smart_case = smart_case and typed != query
-    bases = _landing_bases(name)
     m = len(query)
+    if not m:
+        return None
     # Where query[i] may land on an alignment that completes: no earlier
     # than the greedy leftmost match, no later than the greedy rightmost.
     # (Positions outside never lie on a complete alignment, so skipping
     # them changes no score.)
-    earliest = [0] * m
+    earliest: list[int] = []
     at = -1
-    for i, ch in enumerate(query):
+    for ch in query:
         at = lower.find(ch, at + 1)
-        earliest[i] = at
+        if at < 0:
+            return None  # not a subsequence
+        earliest.append(at)
     latest = [0] * m
     at = len(lower)
     for i in range(m - 1, -1, -1):
         at = lower.rfind(query[i], 0, at)
         latest[i] = at
-    occurs: list[list[int]] = []
-    for i, ch in enumerate(query):
-        found: list[int] = []
-        j = lower.find(ch, earliest[i], latest[i] + 1)
-        while j >= 0:
-            found.append(j)
-            j = lower.find(ch, j + 1, latest[i] + 1)
-        occurs.append(found)
+    smart = smart_case and typed != query
+    bases = _landing_bases(name)
 
     def landing(j: int, i: int) -> float:
-        if smart_case and name[j] != typed[i]:
+        if smart and name[j] != typed[i]:
             return bases[j] - CASE_MISMATCH
         return bases[j]
 
-    # best[j] = (score of the best alignment of query[:i+1] ending at j, backpointer)
-    best: dict[int, tuple[float, int]] = {j: (landing(j, 0), -1) for j in occurs[0]}
-    trail: list[dict[int, tuple[float, int]]] = [best]
+    # One level per query character: the ends j (ascending) of the best
+    # alignments of query[:i+1], their scores, and the index of the end they
+    # extend on the level before.
+    ends: list[int] = []
+    ch = query[0]
+    j = lower.find(ch, earliest[0], latest[0] + 1)
+    while j >= 0:
+        ends.append(j)
+        j = lower.find(ch, j + 1, latest[0] + 1)
+    scores = [landing(j, 0) for j in ends]
+    levels: list[tuple[list[int], list[int]]] = [(ends, [])]
     for i in range(1, m):
-        nxt: dict[int, tuple[float, int]] = {}
+        ch = query[i]
+        nxt_ends: list[int] = []
+        nxt_scores: list[float] = []
+        backs: list[int] = []
         # The gap cost is linear in the distance, so the best earlier end
         # k < j - 1 is the one maximising score + GAP_EXTEND * k: a running
-        # maximum over the (ascending) ends, linear instead of quadratic.
-        ends = list(best.items())
-        at, lead, lead_k = 0, -1e18, -1
-        for j in occurs[i]:
-            while at < len(ends) and ends[at][0] < j - 1:
-                k, (score, _) = ends[at]
-                if score + GAP_EXTEND * k > lead:
-                    lead, lead_k = score + GAP_EXTEND * k, k
+        # maximum over the ascending ends, linear instead of quadratic.
+        at, lead, lead_at = 0, -1e18, -1
+        count = len(ends)
+        stop = latest[i] + 1
+        j = lower.find(ch, earliest[i], stop)
+        while j >= 0:
+            while at < count and ends[at] < j - 1:
+                value = scores[at] + GAP_EXTEND * ends[at]
+                if value > lead:
+                    lead, lead_at = value, at
                 at += 1
             top = -1e9
             back = -1
-            if lead_k >= 0:
-                top = best[lead_k][0] + landing(j, i) - GAP_OPEN - GAP_EXTEND * (j - lead_k - 2)
-                back = lead_k
-            adjacent = best.get(j - 1)
-            if adjacent is not None:
-                case = CASE_MISMATCH if smart_case and name[j] != typed[i] else 0.0
-                cand = adjacent[0] + max(SCORE_RUN - case, landing(j, i))
+            here = landing(j, i)
+            if lead_at >= 0:
+                k = ends[lead_at]
+                top = scores[lead_at] + here - GAP_OPEN - GAP_EXTEND * (j - k - 2)
+                back = lead_at
+            if at < count and ends[at] == j - 1:
+                case = CASE_MISMATCH if smart and name[j] != typed[i] else 0.0
+                cand = scores[at] + max(SCORE_RUN - case, here)
                 if cand > top:
-                    top, back = cand, j - 1
+                    top, back = cand, at
             if back >= 0:
-                nxt[j] = (top, back)
-        if not nxt:
+                nxt_ends.append(j)
+                nxt_scores.append(top)
+                backs.append(back)
+            j = lower.find(ch, j + 1, stop)
+        if not nxt_ends:
             return None
-        best = nxt
-        trail.append(best)
-    end = max(best, key=lambda j: (best[j][0], -j))
-    raw = best[end][0]
-    positions = [end]
-    for level in range(len(trail) - 1, 0, -1):
-        positions.append(trail[level][positions[-1]][1])
+        ends, scores = nxt_ends, nxt_scores
+        levels.append((ends, backs))
+    # The best end; among equal scores the leftmost.
+    top_at = 0
+    for n in range(1, len(ends)):
+        if scores[n] > scores[top_at]:
+            top_at = n
+    raw = scores[top_at]
+    positions = [ends[top_at]]
+    index = top_at
+    for level in range(m - 1, 0, -1):
+        index = levels[level][1][index]
+        positions.append(levels[level - 1][0][index])
     positions.reverse()
-    tail = min(TAIL_CAP, TAIL * max(0, len(name) - len(query)))
-    ceiling = SCORE_START + max(SCORE_WORD, SCORE_RUN) * (len(query) - 1)
+    tail = min(TAIL_CAP, TAIL * max(0, len(name) - m))
+    ceiling = SCORE_START + max(SCORE_WORD, SCORE_RUN) * (m - 1)
     return Alignment(tuple(positions), raw - tail, ceiling, tail)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=CACHE_NAMES)
 def _landing_bases(name: str) -> tuple[float, ...]:
     """Points for landing a query character on each position of `name`."""
     starts = _word_starts(name)
@@ -292,7 +313,7 @@ def _normalise(alignment: Alignment, tail: bool = True) -> float:
     return NON_EXACT_FLOOR + (NON_EXACT_CAP - NON_EXACT_FLOOR) * min(1.0, share)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=CACHE_NAMES)
 def _score_single(query: str, name: str, tail: bool = True, smart_case: bool = True) -> float:
     """Score one query string (no whitespace) against one name."""
     if not query:
@@ -410,3 +431,75 @@ def highlight(name: str, positions: tuple[int, ...]) -> str:
     """`register_blueprint` with positions (0, 9) -> `[r]egister_[b]lueprint`."""
     marks = set(positions)
     return "".join(f"[{c}]" if i in marks else c for i, c in enumerate(name))
+
+
+def clear_caches() -> None:
+    """Forget memoised scoring work (benchmarks measure each pass cold)."""
+    for cached in (_align, _score_single, _word_starts, _landing_bases, _split_words):
+        cached.cache_clear()
+
+
+class QueryScorer:
+    """`explain_name(...).score` with and without the tail penalty, for one
+    query and many names: the query is read once, each alignment serves
+    both readings, and no evidence objects are built (the rerank's hot
+    path; `explain_name` stays the reference it must equal)."""
+
+    def __init__(self, query: str, smart_case: bool = True) -> None:
+        self.smart_case = smart_case
+        self.qualified = is_qualified(query)
+        self.wanted = normalise_qualified(query).strip(".") if self.qualified else ""
+        self.low_wanted = self.wanted.lower()
+        self.joined = "".join(query.split())
+        self.tokens = split_words(query)
+        self.counted = [len(t) >= 2 for t in self.tokens]
+
+    def _single(self, q: str, name: str) -> tuple[float, float]:
+        if not q:
+            return (0.0, 0.0)
+        if q == name:
+            return (EXACT_SCORE, EXACT_SCORE)
+        if q.lower() == name.lower():
+            return (EXACT_IGNORING_CASE_SCORE, EXACT_IGNORING_CASE_SCORE)
+        alignment = _align(q, name, self.smart_case)
+        if alignment is None:
+            return (0.0, 0.0)
+        return (_normalise(alignment, True), _normalise(alignment, False))
+
+    def _name(self, name: str) -> tuple[float, float]:
+        whole = self._single(self.joined, name)
+        if whole[0] == 0.0 or len(self.tokens) < 2:
+            return whole
+        parts = [self._single(t, name) for t in self.tokens]
+        if min(p[0] for p in parts) == 0.0:
+            return whole
+        out = []
+        for v in (0, 1):
+            counted = [p[v] for p, c in zip(parts, self.counted, strict=True) if c] or [
+                p[v] for p in parts
+            ]
+            out.append(max(whole[v], min(NON_EXACT_CAP, sum(counted) / len(counted))))
+        return (out[0], out[1])
+
+    def both(self, name: str, container: str) -> tuple[float, float]:
+        """(score, score without the tail penalty) of a definition."""
+        if self.qualified:
+            qualified = f"{container}.{name}" if container else name
+            low = qualified.lower()
+            if low == self.low_wanted or low.endswith("." + self.low_wanted):
+                score = (
+                    EXACT_SCORE if qualified.endswith(self.wanted) else EXACT_IGNORING_CASE_SCORE
+                )
+                return (score, score)
+            return self._single(self.wanted, qualified)
+        plain = self._name(name)
+        if not container or min(plain) >= QUALIFIED_DISCOUNT * EXACT_SCORE:
+            return plain
+        owner = self._name(f"{container}.{name}")
+        out = list(plain)
+        for v in (0, 1):
+            if plain[v] < QUALIFIED_DISCOUNT * EXACT_SCORE:
+                discounted = QUALIFIED_DISCOUNT * owner[v]
+                if discounted > plain[v]:
+                    out[v] = discounted
+        return (out[0], out[1])

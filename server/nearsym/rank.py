@@ -29,7 +29,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from nearsym.match import NameEvidence, explain_name, highlight, split_words
+from nearsym.match import NameEvidence, QueryScorer, explain_name, highlight, split_words
 from nearsym.model import Kind, Symbol
 from nearsym.proximity import (
     SAME_FILE_SCORE,
@@ -322,6 +322,7 @@ def _order_fast(
     open_norm = os.path.normpath(context.open_file) if context.open_file else None
     by_file: dict[tuple[str, str], tuple[float, bool, bool, float]] = {}
     by_name: dict[tuple[str, str], tuple[float, float]] = {}
+    scorer = QueryScorer(query, case)
     keyed: list[tuple[_SortKey, Symbol]] = []
     for r, symbol in ranked:
         fk = (symbol.root, symbol.path)
@@ -345,15 +346,8 @@ def _order_fast(
         nk = (symbol.name, symbol.container)
         n = by_name.get(nk)
         if n is None:
-            score = explain_name(query, symbol.name, symbol.container, smart_case=case).score
-            shape = (
-                explain_name(
-                    query, symbol.name, symbol.container, tail=False, smart_case=case
-                ).score
-                if policy.tail_late
-                else score
-            )
-            n = by_name[nk] = (score, shape)
+            score, shape = scorer.both(symbol.name, symbol.container)
+            n = by_name[nk] = (score, shape if policy.tail_late else score)
         path_share, in_tests, imported, proximity = f
         key: _SortKey = (
             -n[1],

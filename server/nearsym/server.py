@@ -41,6 +41,7 @@ from nearsym.config import Config, config_from_options
 from nearsym.convert import client_symbol_kinds, path_to_uri, uri_to_path, workspace_symbol
 from nearsym.indexer import Workers, index_namespace
 from nearsym.live import Change, LiveTarget, LiveWorkspace
+from nearsym.memory import settle
 from nearsym.model import Kind, Span, Symbol
 from nearsym.relations import Relations
 from nearsym.search import Namespace, answer, pages
@@ -313,6 +314,7 @@ class NearsymServer(LanguageServer):
                 files += stats.files
             finally:
                 await loop.run_in_executor(None, live.compact, ns)
+                settle()
             symbols += len(ns.index)
             changed = stats is not None and stats.parsed + stats.from_cache > 0
             if cache is not None and stats is not None and changed and not cancelled(ns):

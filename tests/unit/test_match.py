@@ -179,3 +179,23 @@ def test_fast_alignment_equals_the_reference(query: str, name: str, smart: bool)
         assert expected is None
     else:
         assert expected == (fast.positions, round(fast.raw, 9), fast.best, fast.tail)
+
+
+@given(
+    st.sampled_from(
+        ["reg", "Reg", "rb", "pool.get", "App.run", "x", "get user", "HS", "a::b", "sq"]
+    ),
+    st.text(alphabet="aRgebxpolHSu_.", min_size=1, max_size=14),
+    st.sampled_from(["", "Pool", "App.Inner", "a", "registry"]),
+    st.booleans(),
+)
+def test_query_scorer_equals_explain_name(
+    query: str, name: str, container: str, smart: bool
+) -> None:
+    from nearsym.match import QueryScorer, explain_name
+
+    scorer = QueryScorer(query, smart)
+    assert scorer.both(name, container) == (
+        explain_name(query, name, container, smart_case=smart).score,
+        explain_name(query, name, container, tail=False, smart_case=smart).score,
+    )

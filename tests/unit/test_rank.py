@@ -162,7 +162,9 @@ def test_explain_names_every_component() -> None:
     st.sampled_from(["reg", "Reg", "rb", "pool.get", "x", "register_blueprint", "hs"]),
     st.sampled_from([None, "/ws/a/b/x.py", "/ws/c/tests/test_x.py"]),
 )
-def test_fast_order_equals_the_reference_order(seed: int, query: str, open_file: str | None) -> None:
+def test_fast_order_equals_the_reference_order(
+    seed: int, query: str, open_file: str | None
+) -> None:
     """`_order_fast` memoises per file and per name; it must order exactly as
     `_order`, which computes every row's evidence from scratch."""
     rng = random.Random(seed)

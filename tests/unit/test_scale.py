@@ -25,7 +25,9 @@ POLYGLOT = Path(__file__).parent.parent / "fixtures" / "polyglot"
 
 
 def sym(name: str, path: str, line: int = 0, container: str = "") -> Symbol:
-    return Symbol(name, Kind.FUNCTION, container, "/ws", path, Span(line, 0, line, len(name)), "python")
+    return Symbol(
+        name, Kind.FUNCTION, container, "/ws", path, Span(line, 0, line, len(name)), "python"
+    )
 
 
 def _words(rng: random.Random) -> str:
@@ -66,9 +68,7 @@ def test_retrieval_over_segments_matches_brute_force(seed: int) -> None:
     for query in ["get", "spin_lock", "sl", "gfs", "HC", "x", "tus", "zzz", "Lock", "irqsave"]:
         q = query.lower()
         pool = index.candidates(query, 10_000)
-        expected = {
-            (s.path, s.span.line) for s in every if is_subsequence(q, s.name.lower())
-        }
+        expected = {(s.path, s.span.line) for s in every if is_subsequence(q, s.name.lower())}
         assert {(s.path, s.span.line) for s in pool} == expected, query
         # exact names first, then shorter names before longer ones per tier
         exact = [s for s in pool if s.name.lower() == q]
@@ -228,7 +228,9 @@ def test_substring_candidates_miss_nothing(seed: int) -> None:
 
     rng = random.Random(seed)
     letters = "abcdeé_x"
-    names = sorted({"".join(rng.choice(letters) for _ in range(rng.randint(1, 14))) for _ in range(400)})
+    names = sorted(
+        {"".join(rng.choice(letters) for _ in range(rng.randint(1, 14))) for _ in range(400)}
+    )
     defs = FileDefs.from_symbols("python", [sym(n, "a.py", i) for i, n in enumerate(names)])
     seg = Segment.from_batch(batch_from_files([(0, defs)]))
     for _ in range(60):
