@@ -281,14 +281,15 @@ class SymbolIndex:
         fids = seg.file_ids
         root = self.root
         out: list[Symbol] = []
-        for f, name, c, line, col, dl, ec, k in zip(
+        line_, col_, end_line_, end_col_ = seg.spans_of(rows)
+        for f, name, c, line, col, el, ec, k in zip(
             files,
             seg.names_of(seg.entry[rows]),
             seg.cont[rows].tolist(),
-            seg.line[rows].tolist(),
-            seg.col[rows].tolist(),
-            seg.end_dl[rows].tolist(),
-            seg.end_columns(rows).tolist(),
+            line_.tolist(),
+            col_.tolist(),
+            end_line_.tolist(),
+            end_col_.tolist(),
             seg.kind[rows].tolist(),
             strict=True,
         ):
@@ -299,7 +300,7 @@ class SymbolIndex:
                     seg.containers[c],
                     root,
                     self._paths[int(fids[f])] or "",
-                    Span(line, col, line + dl, ec),
+                    Span(line, col, el, ec),
                     seg.file_languages[f],
                     bool(k & LOCAL_BIT),
                 )

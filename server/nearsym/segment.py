@@ -193,14 +193,14 @@ class Segment:
         "cont_post",
         "cont_post_start",
         "containers",
-        "end_dl",
         "entry",
+        "extra_rows",
+        "extra_spans",
         "file_ids",
         "file_languages",
         "file_pos",
         "file_start",
         "kind",
-        "lengths",
         "line",
         "live_rows",
         "lo_off",
@@ -236,14 +236,17 @@ class Segment:
         self.entry = row_entry
         self.cont = row_cont
         self.containers = containers
+        # Spans: the line (32 bits), and the column and width (16 bits
+        # each); the rare name past column 65,535, wider than that, or
+        # ending on a later line keeps its whole span in `extra_spans`.
+        line, col, end_line, end_col = (spans[:, k].astype(np.int64) for k in range(4))
+        simple = (end_line == line) & (col <= 65535) & (end_col >= col) & (end_col - col <= 65535)
         self.line = np.ascontiguousarray(spans[:, 0])
-        self.col = np.ascontiguousarray(spans[:, 1])
-        self.end_dl = np.clip(spans[:, 2].astype(np.int64) - spans[:, 0], 0, 255).astype(U8)
-        # End column: the name's width on its line (end - start), or for
-        # the rare name ending on a later line, the end column itself.
-        same_line = spans[:, 2] == spans[:, 0]
-        ends = np.where(same_line, spans[:, 3].astype(np.int64) - spans[:, 1], spans[:, 3])
-        self.width = np.clip(ends, 0, 65535).astype(U16)
+        self.col = np.where(simple, col, 0).astype(U16)
+        self.width = np.where(simple, end_col - col, 0).astype(U16)
+        extra = np.flatnonzero(~simple)
+        self.extra_rows = extra.astype(U32)
+        self.extra_spans = np.ascontiguousarray(spans[extra]).reshape(-1).astype(U32)
         self.kind = kinds
         self.file_ids = np.asarray(file_ids, dtype=U32)
         self.file_languages = file_languages
@@ -278,7 +281,7 @@ class Segment:
         self.case_ids = np.asarray(differ, dtype=U32)
         self.case_blob = _joined([entries[i] for i in differ])
         self.case_off = np.flatnonzero(np.frombuffer(self.case_blob, dtype=U8) == 10).astype(U32)
-        self.lengths = np.minimum(np.diff(self.lo_off) - 1, 65535).astype(U16)
+        lengths = np.minimum(np.diff(self.lo_off) - 1, 65535).astype(U16)
         if entries:
             self.masks = np.bitwise_or.reduceat(CHAR_BITS[low], self.lo_off[:-1].astype(np.int64))
         else:
@@ -301,7 +304,7 @@ class Segment:
         # Entries shortest first, for tiers read in that order a chunk at a
         # time; trigram numbers by their last two bytes, for three-byte
         # queries at odd offsets.
-        self.by_length = np.argsort(self.lengths, kind="stable").astype(U32)
+        self.by_length = np.argsort(lengths, kind="stable").astype(U32)
         # The masks are only ever scanned in that order: store them so, and
         # a scan reads memory front to back.
         self.masks = self.masks[self.by_length]
@@ -408,12 +411,7 @@ class Segment:
             a, b = int(seg.file_start[pos]), int(seg.file_start[pos + 1])
             pieces[0].append(remap_e[s_no][seg.entry[a:b]])
             pieces[1].append(remap_c[s_no][seg.cont[a:b]])
-            sp = np.empty((b - a, 4), dtype=U32)
-            sp[:, 0] = seg.line[a:b]
-            sp[:, 1] = seg.col[a:b]
-            sp[:, 2] = seg.line[a:b] + seg.end_dl[a:b]
-            sp[:, 3] = seg.end_columns(np.arange(a, b))
-            pieces[2].append(sp)
+            pieces[2].append(np.stack(seg.spans_of(np.arange(a, b)), axis=1).astype(U32))
             pieces[3].append(seg.kind[a:b])
             file_ids.append(int(seg.file_ids[pos]))
             languages.append(seg.file_languages[pos])
@@ -436,8 +434,8 @@ class Segment:
 
     # -- snapshots ------------------------------------------------------------
     _ARRAYS = (
-        "entry", "cont", "line", "col", "end_dl", "width", "kind", "file_start",
-        "lo_off", "case_kind", "case_ids", "case_off", "lengths", "masks", "post", "post_start", "tri_codes",
+        "entry", "cont", "line", "col", "width", "extra_rows", "extra_spans", "kind", "file_start",
+        "lo_off", "case_kind", "case_ids", "case_off", "masks", "post", "post_start", "tri_codes",
         "tri_small", "tri_base", "tri_off", "tri_len", "tri16", "tri32", "by_length",
         "tri_suffix", "tri_suffix_order", "cont_off", "cont_lengths", "cont_masks", "cont_post",
         "cont_post_start",
@@ -480,9 +478,10 @@ class Segment:
         if not (
             len(seg.alive) == files == len(seg.file_languages) == len(seg.file_start) - 1
             and int(seg.file_start[-1]) == len(seg.entry) == len(seg.post)
-            and len(seg.lo_off) == len(seg.lengths) + 1 == len(seg.post_start)
+            and len(seg.lo_off) == len(seg.post_start)
             and len(seg.case_off) == len(seg.case_ids) + 1
-            and len(seg.case_kind) == len(seg.lengths)
+            and len(seg.case_kind) == len(seg.lo_off) - 1
+            and len(seg.extra_spans) == 4 * len(seg.extra_rows)
             and len(seg.cont_off) == len(seg.containers) + 1
         ):
             raise ValueError("snapshot columns disagree")
@@ -505,10 +504,10 @@ class Segment:
 
     def nbytes(self) -> int:
         arrays = (
-            self.entry, self.cont, self.line, self.col, self.end_dl, self.width, self.kind,
+            self.entry, self.cont, self.line, self.col, self.width, self.extra_rows,
+            self.extra_spans, self.kind,
             self.file_ids, self.file_start, self.alive, self.lo_off, self.case_ids, self.case_off,
             self.case_kind,
-            self.lengths,
             self.masks, self.post, self.post_start, self.tri_codes, self.tri_small, self.tri_base,
             self.tri_off, self.tri_len, self.tri16, self.tri32, self.by_length, self.tri_suffix,
             self.tri_suffix_order, self.cont_off, self.cont_lengths, self.cont_masks, self.cont_post,
@@ -566,14 +565,25 @@ class Segment:
                 names[e] = n
         return names
 
-    def end_columns(self, rows: NDArray[Any]) -> NDArray[np.uint32]:
-        """The end column of each row."""
-        width = self.width[rows].astype(np.int64)
-        same = self.end_dl[rows] == 0
-        ends: NDArray[np.uint32] = np.where(
-            same, self.col[rows].astype(np.int64) + width, width
-        ).astype(U32)
-        return ends
+    def spans_of(self, rows: NDArray[Any]) -> tuple[NDArray[np.int64], ...]:
+        """(line, column, end line, end column) of each row."""
+        line = self.line[rows].astype(np.int64)
+        col = self.col[rows].astype(np.int64)
+        end_line = line.copy()
+        end_col = col + self.width[rows]
+        if len(self.extra_rows) and len(rows):
+            at = np.minimum(np.searchsorted(self.extra_rows, rows), len(self.extra_rows) - 1)
+            hit = self.extra_rows[at] == rows
+            if hit.any():
+                whole = self.extra_spans.reshape(-1, 4)[at[hit]].astype(np.int64)
+                col[hit], end_line[hit], end_col[hit] = whole[:, 1], whole[:, 2], whole[:, 3]
+        return line, col, end_line, end_col
+
+    def lengths(self, ids: NDArray[Any]) -> NDArray[np.int64]:
+        """Byte length of each entry's key."""
+        off = self.lo_off
+        out: NDArray[np.int64] = off[ids + 1].astype(np.int64) - off[ids] - 1
+        return out
 
     def __len__(self) -> int:  # entries, for bisect
         return len(self.lo_off) - 1
@@ -593,7 +603,7 @@ class Segment:
         hi = bisect.bisect_left(self, q + b"\xff", lo)
         if hi - lo <= WIDE_RANGE:
             ids = np.arange(lo, hi, dtype=U32)
-            yield ids[np.argsort(self.lengths[lo:hi], kind="stable")]
+            yield ids[np.argsort(self.lengths(ids), kind="stable")]
             return
         # A wide range (a one-letter prefix over millions of names): read the
         # shortest-first order until enough is found, not the whole range.
@@ -662,7 +672,7 @@ class Segment:
         if not found:
             return
         ids = found[0] if len(found) == 1 else sorted_unique(np.concatenate(found))
-        yield np.asarray(ids[np.argsort(self.lengths[ids], kind="stable")], dtype=U32)
+        yield np.asarray(ids[np.argsort(self.lengths(ids), kind="stable")], dtype=U32)
 
     def _trigram(self, code: int) -> NDArray[np.uint32] | None:
         at = int(np.searchsorted(self.tri_codes, code))
@@ -810,7 +820,6 @@ def merged_keys(
     def walk(
         s_no: int, seg: Segment, chunks: Iterable[NDArray[np.uint32]]
     ) -> Iterator[tuple[int, bytes, int, int]]:
-        lengths = seg.cont_lengths if owners else seg.lengths
         blob = seg.cont_lower if owners else seg.lower
         offsets = seg.cont_off if owners else seg.lo_off
         for ids in chunks:
@@ -824,9 +833,8 @@ def merged_keys(
                 ends = offsets[chunk + 1].tolist()
                 keys = [blob[a:b] for a, b in zip(starts, ends, strict=True)]
                 passing = check.passing(keys) if check is not None else None
-                for i, (e, n) in enumerate(
-                    zip(chunk.tolist(), lengths[chunk].tolist(), strict=True)
-                ):
+                sizes = (seg.cont_lengths[chunk] if owners else seg.lengths(chunk)).tolist()
+                for i, (e, n) in enumerate(zip(chunk.tolist(), sizes, strict=True)):
                     if passing is None or passing[i]:
                         yield (n, keys[i], s_no, e)
 

@@ -255,3 +255,27 @@ def test_trigram_lists_with_wide_gaps_decode() -> None:
         got = {seg.key(e) for chunk in seg.containing(q) for e in chunk.tolist() if q in seg.key(e)}
         want = {n.encode() for n in names if q in n.encode()}
         assert got == want, q
+
+
+def test_unusual_spans_survive_merge_and_snapshot() -> None:
+    """Columns and widths are 16 bits; a name past column 65,535 or spanning
+    lines keeps its whole span, through merges and a snapshot."""
+    odd = [
+        Symbol("far", Kind.FUNCTION, "", "/ws", "a.py", Span(3, 70_000, 3, 70_003), "python"),
+        Symbol("tall", Kind.FUNCTION, "", "/ws", "a.py", Span(5, 4, 7, 2), "python"),
+        Symbol("plain", Kind.FUNCTION, "", "/ws", "a.py", Span(9, 0, 9, 5), "python"),
+    ]
+    index = SymbolIndex("/ws")
+    index.replace_file("a.py", odd)
+    index.replace_file("b.py", [sym("other", "b.py")])
+    index.compact()
+    assert list(index.symbols_of("a.py")) == odd
+    parts = index.snapshot({"a.py": (1, 2), "b.py": (3, 4)})
+    assert parts is not None
+    again = SymbolIndex("/ws")
+    stamps = again.install(
+        {k: bytes(v) if isinstance(v, memoryview) else v for k, v in parts.items()}
+    )
+    assert stamps == {"a.py": (1, 2), "b.py": (3, 4)}
+    assert list(again.symbols_of("a.py")) == odd
+    assert [s.name for s in again.candidates("tall", 10)] == ["tall"]
