@@ -287,7 +287,7 @@ class NearsymServer(LanguageServer):
             )
             loop.call_soon_threadsafe(self.work_done_progress.report, token, message)
 
-        files = symbols = 0
+        files = symbols = cached = 0
         for ns in namespaces:
 
             def cancelled(ns: Namespace = ns) -> bool:
@@ -312,6 +312,7 @@ class NearsymServer(LanguageServer):
                     ),
                 )
                 files += stats.files
+                cached += stats.from_snapshot + stats.from_cache
             finally:
                 await loop.run_in_executor(None, live.compact, ns)
                 settle()
@@ -327,6 +328,7 @@ class NearsymServer(LanguageServer):
                     live.change_buffer(path, text)
         summary = (
             f"indexed {files} files, {symbols} definitions in {time.perf_counter() - started:.1f}s"
+            f" ({cached} files from the cache)"
         )
         log.info(summary)
         if token is not None:
