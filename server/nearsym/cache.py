@@ -45,7 +45,7 @@ from nearsym.languages import LANGUAGES
 
 log = logging.getLogger(__name__)
 
-FORMAT = 5
+FORMAT = 6
 RACY_SECONDS = 2.0
 
 

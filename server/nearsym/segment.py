@@ -236,12 +236,13 @@ class Segment:
         self.entry = row_entry
         self.cont = row_cont
         self.containers = containers
-        # Spans: the line (32 bits), and the column and width (16 bits
-        # each); the rare name past column 65,535, wider than that, or
-        # ending on a later line keeps its whole span in `extra_spans`.
+        # Spans: line, column and width, 16 bits each; the rare name past
+        # line or column 65,535, wider than that, or ending on a later line
+        # keeps its whole span in `extra_spans`.
         line, col, end_line, end_col = (spans[:, k].astype(np.int64) for k in range(4))
         simple = (end_line == line) & (col <= 65535) & (end_col >= col) & (end_col - col <= 65535)
-        self.line = np.ascontiguousarray(spans[:, 0])
+        simple &= line <= 65535
+        self.line = np.where(simple, line, 0).astype(U16)
         self.col = np.where(simple, col, 0).astype(U16)
         self.width = np.where(simple, end_col - col, 0).astype(U16)
         extra = np.flatnonzero(~simple)
@@ -576,7 +577,8 @@ class Segment:
             hit = self.extra_rows[at] == rows
             if hit.any():
                 whole = self.extra_spans.reshape(-1, 4)[at[hit]].astype(np.int64)
-                col[hit], end_line[hit], end_col[hit] = whole[:, 1], whole[:, 2], whole[:, 3]
+                line[hit], col[hit] = whole[:, 0], whole[:, 1]
+                end_line[hit], end_col[hit] = whole[:, 2], whole[:, 3]
         return line, col, end_line, end_col
 
     def lengths(self, ids: NDArray[Any]) -> NDArray[np.int64]:

@@ -264,6 +264,7 @@ def test_unusual_spans_survive_merge_and_snapshot() -> None:
         Symbol("far", Kind.FUNCTION, "", "/ws", "a.py", Span(3, 70_000, 3, 70_003), "python"),
         Symbol("tall", Kind.FUNCTION, "", "/ws", "a.py", Span(5, 4, 7, 2), "python"),
         Symbol("plain", Kind.FUNCTION, "", "/ws", "a.py", Span(9, 0, 9, 5), "python"),
+        Symbol("deep", Kind.FUNCTION, "", "/ws", "a.py", Span(70_001, 2, 70_001, 6), "python"),
     ]
     index = SymbolIndex("/ws")
     index.replace_file("a.py", odd)
