@@ -15,8 +15,10 @@ import time
 from collections.abc import Sequence
 
 from nearsym import __version__
+from nearsym.cache import Cache
 from nearsym.config import DEFAULT_MAX_FILE_BYTES, Config
 from nearsym.index import SymbolIndex
+from nearsym.indexer import IndexTarget, Workers, index_namespace
 from nearsym.model import Symbol
 from nearsym.rank import POLICIES, RankContext, explain, symbol_file
 from nearsym.relations import Relations
@@ -54,6 +56,9 @@ def _parser() -> argparse.ArgumentParser:
     find.add_argument("--max-file-bytes", type=int, default=DEFAULT_MAX_FILE_BYTES)
     find.add_argument("--exclude", action="append", default=[], metavar="GLOB")
     find.add_argument("--follow-symlinks", action="store_true")
+    find.add_argument(
+        "--no-cache", action="store_true", help="parse everything; neither read nor write the cache"
+    )
     idx = sub.add_parser("index", help="index folders and report what was found")
     idx.add_argument(
         "--root", action="append", metavar="DIR", help="folder (repeatable; default .)"
@@ -220,10 +225,23 @@ def run_search(args: argparse.Namespace) -> int:
             return 2
     started = time.perf_counter()
     namespaces = []
-    for root in roots:
-        index = SymbolIndex(root)
-        index_root(root, index, config)
-        namespaces.append(Namespace(root, index))
+    workers = Workers()
+    try:
+        for root in roots:
+            index = SymbolIndex(root)
+            index.bulk = True
+            cache = None if args.no_cache else Cache(root)
+            stats = index_namespace(root, config, IndexTarget(index), workers=workers, cache=cache)
+            index.compact()
+            if cache is not None:
+                if stats.parsed + stats.from_cache:
+                    parts = index.snapshot(stats.stamps)
+                    if parts is not None:
+                        cache.store_snapshot(parts)
+                cache.close()
+            namespaces.append(Namespace(root, index))
+    finally:
+        workers.close()
     log.info("indexed %d roots in %.2fs", len(roots), time.perf_counter() - started)
     open_file = os.path.abspath(args.open_file) if args.open_file else None
     related = Relations().related_files(open_file, namespaces)
