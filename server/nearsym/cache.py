@@ -45,7 +45,7 @@ from nearsym.languages import LANGUAGES
 
 log = logging.getLogger(__name__)
 
-FORMAT = 6
+FORMAT = 7
 RACY_SECONDS = 2.0
 
 

@@ -282,6 +282,7 @@ class SymbolIndex:
         root = self.root
         out: list[Symbol] = []
         line_, col_, end_line_, end_col_ = seg.spans_of(rows)
+        langs = seg.file_lang
         for f, name, c, line, col, el, ec, k in zip(
             files,
             seg.names_of(seg.entry[rows]),
@@ -297,11 +298,11 @@ class SymbolIndex:
                 Symbol(
                     name,
                     _KINDS.get(k & ~LOCAL_BIT, Kind.VARIABLE),
-                    seg.containers[c],
+                    seg.container(c),
                     root,
                     self._paths[int(fids[f])] or "",
                     Span(line, col, el, ec),
-                    seg.file_languages[f],
+                    seg.languages[langs[f]],
                     bool(k & LOCAL_BIT),
                 )
             )
@@ -478,7 +479,7 @@ class SymbolIndex:
 
 def _owners_like(seg: Segment, owner: bytes) -> NDArray[np.bool_]:
     """Per container of `seg`: does it hold `owner` in order?"""
-    ok = np.zeros(len(seg.containers), dtype=bool)
+    ok = np.zeros(seg.container_count, dtype=bool)
     maybe = seg.owners(owner)
     if len(owner) == 1 and (97 <= owner[0] <= 122 or owner[0] == 95):
         ok[maybe] = True  # a letter's (or `_`'s) mask bit is exact

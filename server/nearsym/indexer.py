@@ -48,6 +48,9 @@ NEAR_FILES = 64
 """Files of the open file's folder parsed before anything else."""
 CHUNK = 24
 """Files per worker task."""
+MAX_BATCH = 250_000
+"""Most definitions held as Python objects before they become a segment:
+bounds the indexer's transient memory (and the heap it fragments)."""
 FLUSH_SECONDS = 0.25
 """Longest wait before parsed results become searchable."""
 
@@ -233,7 +236,7 @@ def index_namespace(
         nonlocal batch, batch_defs, last_flush
         if not batch:
             return
-        big = batch_defs >= max(2000, stats.definitions // 2)
+        big = batch_defs >= min(max(2000, stats.definitions // 2), MAX_BATCH)
         wait = FLUSH_SECONDS if stats.definitions < 50_000 else 8 * FLUSH_SECONDS
         if force or big or time.perf_counter() - last_flush >= wait:
             target.apply(batch)

@@ -192,13 +192,16 @@ class Segment:
         "cont_off",
         "cont_post",
         "cont_post_start",
-        "containers",
+        "cont_blob",
+        "cont_boff",
         "entry",
         "extra_rows",
         "extra_spans",
         "file_ids",
-        "file_languages",
-        "file_pos",
+        "file_lang",
+        "fid_order",
+        "fid_sorted",
+        "languages",
         "file_start",
         "kind",
         "line",
@@ -235,7 +238,11 @@ class Segment:
         """`entries` sorted by (lower-cased, original), no newlines in them."""
         self.entry = row_entry
         self.cont = row_cont
-        self.containers = containers
+        # Containers and languages as a blob and codes, not Python objects:
+        # millions of long-lived small objects would pin the allocator's
+        # arenas that the build's garbage frees.
+        self.cont_blob = _joined(containers)
+        self.cont_boff = np.flatnonzero(np.frombuffer(self.cont_blob, dtype=U8) == 10).astype(U32)
         # Spans: line, column and width, 16 bits each; the rare name past
         # line or column 65,535, wider than that, or ending on a later line
         # keeps its whole span in `extra_spans`.
@@ -250,8 +257,11 @@ class Segment:
         self.extra_spans = np.ascontiguousarray(spans[extra]).reshape(-1).astype(U32)
         self.kind = kinds
         self.file_ids = np.asarray(file_ids, dtype=U32)
-        self.file_languages = file_languages
-        self.file_pos = {fid: i for i, fid in enumerate(file_ids)}
+        self.languages = tuple(sorted(set(file_languages)))
+        code = {name: i for i, name in enumerate(self.languages)}
+        self.file_lang = np.asarray([code[n] for n in file_languages], dtype=U8)
+        self.fid_order = np.argsort(self.file_ids, kind="stable").astype(U32)
+        self.fid_sorted = self.file_ids[self.fid_order]
         start = np.zeros(len(file_counts) + 1, dtype=np.int64)
         np.cumsum(np.asarray(file_counts, dtype=np.int64), out=start[1:])
         self.file_start = start
@@ -351,9 +361,12 @@ class Segment:
         entries.sort(key=str.lower)
         ids = {e: i for i, e in enumerate(entries)}
         row_entry = np.fromiter((ids[n] for n in names), dtype=U32, count=len(names))
-        containers = sorted(set(batch.containers))
+        owners = batch.containers
+        if any("\n" in c for c in owners):
+            owners = [c.replace("\n", " ") for c in owners]
+        containers = sorted(set(owners))
         cids = {c: i for i, c in enumerate(containers)}
-        row_cont = np.fromiter((cids[c] for c in batch.containers), dtype=U32, count=len(names))
+        row_cont = np.fromiter((cids[c] for c in owners), dtype=U32, count=len(names))
         return Segment(
             entries,
             row_entry,
@@ -387,9 +400,9 @@ class Segment:
             entry_lists.append(names)
             used = sorted_unique(seg.entry[seg.live_row_mask()])
             entries_set.update(names[i] for i in used.tolist())
-            container_lists.append(seg.containers)
+            container_lists.append(seg.container_names())
             used_c = sorted_unique(seg.cont[seg.live_row_mask()])
-            containers_set.update(seg.containers[i] for i in used_c.tolist())
+            containers_set.update(container_lists[-1][i] for i in used_c.tolist())
         entries = sorted(entries_set)
         entries.sort(key=str.lower)
         ids = {e: i for i, e in enumerate(entries)}
@@ -415,7 +428,7 @@ class Segment:
             pieces[2].append(np.stack(seg.spans_of(np.arange(a, b)), axis=1).astype(U32))
             pieces[3].append(seg.kind[a:b])
             file_ids.append(int(seg.file_ids[pos]))
-            languages.append(seg.file_languages[pos])
+            languages.append(seg.languages[int(seg.file_lang[pos])])
             counts.append(b - a)
 
         def cat(parts: list[Any], dtype: Any, shape: tuple[int, ...] = (0,)) -> Any:
@@ -439,7 +452,7 @@ class Segment:
         "lo_off", "case_kind", "case_ids", "case_off", "masks", "post", "post_start", "tri_codes",
         "tri_small", "tri_base", "tri_off", "tri_len", "tri16", "tri32", "by_length",
         "tri_suffix", "tri_suffix_order", "cont_off", "cont_lengths", "cont_masks", "cont_post",
-        "cont_post_start",
+        "cont_post_start", "cont_boff", "file_lang",
     )  # fmt: skip
 
     def to_parts(self, alive: NDArray[np.bool_]) -> dict[str, Any]:
@@ -453,8 +466,8 @@ class Segment:
         parts["lower"] = self.lower
         parts["case_blob"] = self.case_blob
         parts["cont_lower"] = self.cont_lower
-        parts["containers"] = marshal.dumps(tuple(self.containers))
-        parts["languages"] = marshal.dumps(tuple(self.file_languages))
+        parts["cont_blob"] = self.cont_blob
+        parts["languages"] = marshal.dumps(self.languages)
         parts["alive"] = alive.astype(bool).tobytes()
         return parts
 
@@ -470,28 +483,46 @@ class Segment:
         seg.lower = parts["lower"]
         seg.case_blob = parts["case_blob"]
         seg.cont_lower = parts["cont_lower"]
-        seg.containers = list(marshal.loads(parts["containers"]))
-        seg.file_languages = list(marshal.loads(parts["languages"]))
+        seg.cont_blob = parts["cont_blob"]
+        seg.languages = tuple(marshal.loads(parts["languages"]))
         seg.file_ids = np.asarray(file_ids, dtype=U32)
-        seg.file_pos = {fid: i for i, fid in enumerate(file_ids)}
+        seg.fid_order = np.argsort(seg.file_ids, kind="stable").astype(U32)
+        seg.fid_sorted = seg.file_ids[seg.fid_order]
         seg.alive = np.frombuffer(parts["alive"], dtype=bool).copy()
         files = len(file_ids)
         if not (
-            len(seg.alive) == files == len(seg.file_languages) == len(seg.file_start) - 1
+            len(seg.alive) == files == len(seg.file_lang) == len(seg.file_start) - 1
             and int(seg.file_start[-1]) == len(seg.entry) == len(seg.post)
             and len(seg.lo_off) == len(seg.post_start)
             and len(seg.case_off) == len(seg.case_ids) + 1
             and len(seg.case_kind) == len(seg.lo_off) - 1
             and len(seg.extra_spans) == 4 * len(seg.extra_rows)
-            and len(seg.cont_off) == len(seg.containers) + 1
+            and len(seg.cont_off) == len(seg.cont_boff)
         ):
             raise ValueError("snapshot columns disagree")
         seg.live_rows = int(np.diff(seg.file_start)[seg.alive].sum()) if files else 0
         return seg
 
     # -- liveness -------------------------------------------------------------
+    def file_pos(self, file_id: int) -> int | None:
+        """Where file `file_id` is in this segment's file order, if here."""
+        at = int(np.searchsorted(self.fid_sorted, file_id))
+        if at < len(self.fid_sorted) and int(self.fid_sorted[at]) == file_id:
+            return int(self.fid_order[at])
+        return None
+
+    def container(self, c: int) -> str:
+        return self.cont_blob[int(self.cont_boff[c]) + 1 : int(self.cont_boff[c + 1])].decode()
+
+    def container_names(self) -> list[str]:
+        return self.cont_blob[1:-1].decode().split("\n") if len(self.cont_boff) > 1 else []
+
+    @property
+    def container_count(self) -> int:
+        return len(self.cont_boff) - 1
+
     def kill(self, file_id: int) -> None:
-        pos = self.file_pos.get(file_id)
+        pos = self.file_pos(file_id)
         if pos is not None and self.alive[pos]:
             self.alive[pos] = False
             self.live_rows -= int(self.file_start[pos + 1] - self.file_start[pos])
@@ -726,7 +757,7 @@ class Segment:
         return rows[self.alive[files]]
 
     def file_rows(self, file_id: int) -> range:
-        pos = self.file_pos.get(file_id)
+        pos = self.file_pos(file_id)
         if pos is None or not self.alive[pos]:
             return range(0)
         return range(int(self.file_start[pos]), int(self.file_start[pos + 1]))
