@@ -32,7 +32,7 @@ from nearsym.config import Config
 from nearsym.index import SymbolIndex
 from nearsym.indexer import ColdStats, IndexTarget, Workers, index_namespace
 from nearsym.match import clear_caches, split_words
-from nearsym.memory import settle
+from nearsym.memory import configure, settle
 from nearsym.search import Namespace, answer
 
 SEED = 20261130
@@ -266,6 +266,7 @@ def run(
     runs: int = 3,
     workers: int | None = None,
 ) -> str:
+    configure()  # the allocator settings the server uses
     figures = Figures()
     root = os.path.abspath(roots[0])
     scratch = tempfile.mkdtemp(prefix="nearsym-bench-")

@@ -261,8 +261,10 @@ def run_search(args: argparse.Namespace) -> int:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    from nearsym.memory import configure
     from nearsym.server import make_server  # pygls only when serving
 
+    configure()
     server = make_server()
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")

@@ -10,6 +10,10 @@ things keep that from costing later:
   ms to about 60.
 - glibc keeps freed heap pages for reuse; `malloc_trim(0)` hands them back,
   so resident memory reflects the index and not its construction.
+- `configure()` (at server start) makes glibc map every block over 256 KiB
+  on its own, so a freed numpy temporary goes straight back to the system
+  instead of leaving a hole in a heap, and caps the per-thread arenas at
+  two (each thread of the server would otherwise grow its own heap).
 """
 
 from __future__ import annotations
@@ -29,12 +33,39 @@ def settle() -> None:
     trim()
 
 
-def trim() -> None:
-    name = ctypes.util.find_library("c")
-    if not name:
+M_TRIM_THRESHOLD = -1
+M_MMAP_THRESHOLD = -3
+M_ARENA_MAX = -8
+
+
+def configure() -> None:
+    """Tune glibc's allocator for a long-lived process with big arrays."""
+    libc = _libc()
+    if libc is None:
         return
     try:
-        libc = ctypes.CDLL(name)
+        libc.mallopt(M_MMAP_THRESHOLD, 256 * 1024)
+        libc.mallopt(M_TRIM_THRESHOLD, 1024 * 1024)
+        libc.mallopt(M_ARENA_MAX, 2)
+    except AttributeError:  # not glibc
+        log.debug("mallopt unavailable")
+
+
+def _libc() -> ctypes.CDLL | None:
+    name = ctypes.util.find_library("c")
+    if not name:
+        return None
+    try:
+        return ctypes.CDLL(name)
+    except OSError:
+        return None
+
+
+def trim() -> None:
+    libc = _libc()
+    if libc is None:
+        return
+    try:
         libc.malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
+    except AttributeError:  # not glibc
         log.debug("malloc_trim unavailable")

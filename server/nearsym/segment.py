@@ -76,6 +76,8 @@ def _char_bits() -> NDArray[np.uint32]:
 
 WIDE_RANGE = 65_536
 """A prefix range wider than this is read in shortest-first chunks."""
+TRIGRAM_SLICE = 4_000_000
+"""Bytes of names read at a time when building the trigram lists."""
 SCAN_CHUNK = 32_768
 """Entries per chunk when a tier reads the shortest-first order."""
 
@@ -770,27 +772,46 @@ def _trigrams(
     low: NDArray[np.uint8],
 ) -> tuple[NDArray[np.uint32], NDArray[np.int64], NDArray[np.uint32]]:
     """For each trigram code in the blob, the sorted entries holding it at
-    an even offset."""
-    if len(low) < 3:
-        return np.zeros(0, U32), np.zeros(1, np.int64), np.zeros(0, U32)
-    a, b, c = low[:-2], low[1:-1], low[2:]
-    valid = (a != 10) & (b != 10) & (c != 10)
-    entry = np.cumsum(low == 10, dtype=U32)[:-2] - U32(1)
-    # Only trigrams at even offsets in their name: any four or more
-    # characters hold one there (see `containing`), at half the memory.
+    an even offset.
+
+    Only trigrams at even offsets in their name are kept: any four or more
+    characters hold one there (see `containing`), at half the memory. The
+    blob is read a slice of names at a time, so the temporaries stay a few
+    times the slice, not the blob."""
     seps = np.flatnonzero(low == 10)
-    offset = np.arange(len(a), dtype=np.int64) - seps[np.minimum(entry, len(seps) - 1)] - 1
-    valid &= (offset & 1) == 0
-    del offset
-    codes = (a.astype(U32) << 16) | (b.astype(U32) << 8) | c.astype(U32)
-    pairs = sorted_unique((codes[valid].astype(U64) << U64(32)) | entry[valid].astype(U64))
+    names = len(seps) - 1
+    if names <= 0:
+        return np.zeros(0, U32), np.zeros(1, np.int64), np.zeros(0, U32)
+    pieces: list[NDArray[np.uint64]] = []
+    step = max(1, names * TRIGRAM_SLICE // max(1, len(low)))
+    for first in range(0, names, step):
+        last = min(names, first + step)
+        lo, hi = int(seps[first]), int(seps[last])  # the slice's names lie between
+        part = low[lo : hi + 1]
+        if len(part) < 3:
+            continue
+        a, b, c = part[:-2], part[1:-1], part[2:]
+        valid = (a != 10) & (b != 10) & (c != 10)
+        counted = np.cumsum(part == 10, dtype=np.int32)[:-2] - 1  # name number in the slice
+        entry = (counted + first).astype(U32)
+        local = seps[first : last + 1] - lo
+        start = local[np.minimum(counted, len(local) - 1)] + 1
+        valid &= ((np.arange(len(a), dtype=np.int32) - start.astype(np.int32)) & 1) == 0
+        codes = (a.astype(U32) << 16) | (b.astype(U32) << 8) | c.astype(U32)
+        pieces.append((codes[valid].astype(U64) << U64(32)) | entry[valid].astype(U64))
+    pairs = np.concatenate(pieces) if pieces else np.zeros(0, U64)
+    del pieces
+    pairs.sort()
+    if len(pairs):
+        pairs = pairs[np.concatenate(([True], pairs[1:] != pairs[:-1]))]
     tri = (pairs >> U64(32)).astype(U32)
     entries = (pairs & U64(0xFFFFFFFF)).astype(U32)
+    del pairs
     if len(tri) == 0:
         return np.zeros(0, U32), np.zeros(1, np.int64), entries
-    first = np.flatnonzero(np.concatenate(([True], tri[1:] != tri[:-1])))
-    start = np.append(first, len(tri)).astype(np.int64)
-    return tri[first], start, entries
+    first_of = np.flatnonzero(np.concatenate(([True], tri[1:] != tri[:-1])))
+    bounds = np.append(first_of, len(tri)).astype(np.int64)
+    return tri[first_of], bounds, entries
 
 
 def _joined(strings: list[str]) -> bytes:

@@ -280,3 +280,31 @@ def test_unusual_spans_survive_merge_and_snapshot() -> None:
     assert stamps == {"a.py": (1, 2), "b.py": (3, 4)}
     assert list(again.symbols_of("a.py")) == odd
     assert [s.name for s in again.candidates("tall", 10)] == ["tall"]
+
+
+@pytest.mark.parametrize("slice_bytes", [5, 64, 4_000_000])
+def test_trigram_lists_built_in_slices_match_one_pass(
+    slice_bytes: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The trigram lists are built a slice of names at a time (to bound
+    memory); every slice size gives what one pass over the blob gives."""
+    import numpy as np
+
+    from nearsym import segment
+
+    rng = random.Random(slice_bytes)
+    names = ["".join(rng.choice("abcde_") for _ in range(rng.randint(1, 12))) for _ in range(2000)]
+    low = np.frombuffer(("\n" + "\n".join(names) + "\n").encode(), dtype=np.uint8)
+    want = {
+        (name[i : i + 3].encode(), n)
+        for n, name in enumerate(names)
+        for i in range(0, len(name) - 2, 2)
+    }
+    monkeypatch.setattr(segment, "TRIGRAM_SLICE", slice_bytes)
+    codes, start, entries = segment._trigrams(low)
+    got = {
+        (int(c).to_bytes(3, "big"), int(e))
+        for i, c in enumerate(codes.tolist())
+        for e in entries[start[i] : start[i + 1]].tolist()
+    }
+    assert got == want
