@@ -137,6 +137,7 @@ def extract_defs(source: bytes, spec: LanguageSpec) -> FileDefs:
     containers: list[str] = []
     kinds = bytearray()
     spans = array("I")
+    ascii = source.isascii()  # then byte columns are UTF-16 columns
     for d in definitions:
         if not d.name:
             continue
@@ -145,14 +146,17 @@ def extract_defs(source: bytes, spec: LanguageSpec) -> FileDefs:
         kinds.append(int(d.kind) | (LOCAL_BIT if d.local else 0))
         node = d.name_node
         start, end = node.start_point, node.end_point
-        spans.extend(
-            (
-                start.row,
-                utf16_column(source, node.start_byte, start.column),
-                end.row,
-                utf16_column(source, node.end_byte, end.column),
+        if ascii:
+            spans.extend((start.row, start.column, end.row, end.column))
+        else:
+            spans.extend(
+                (
+                    start.row,
+                    utf16_column(source, node.start_byte, start.column),
+                    end.row,
+                    utf16_column(source, node.end_byte, end.column),
+                )
             )
-        )
     return FileDefs(spec.name, tuple(names), tuple(containers), bytes(kinds), spans)
 
 
@@ -196,11 +200,22 @@ def _definitions(source: bytes, spec: LanguageSpec) -> list[_Definition]:
     by_node.update((d.node.id, d) for d in definitions)
     # Parents first: a definition's container is already qualified when its
     # children look it up (Go receivers are resolved by name, not nesting).
-    for d in sorted(by_node.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte)):
+    # The nearest enclosing definition comes off a stack of the open ones
+    # (tree nodes nest by byte range), not from walking each node's parents;
+    # two nodes with the same range fall back to the walk.
+    ranked = [(d.node.start_byte, d.node.end_byte, d) for d in by_node.values()]
+    ranked.sort(key=lambda item: (item[0], -item[1]))
+    stack: list[tuple[int, int, _Definition]] = []
+    for start, end, d in ranked:
+        while stack and stack[-1][1] < end:
+            stack.pop()
         if d.node.type == "method_declaration" and spec.name == "go":
             d.container = _receiver_type(d.node)
         else:
-            parent = _enclosing(d.node, by_node)
+            if stack and stack[-1][0] == start and stack[-1][1] == end:
+                parent = _enclosing(d.node, by_node)
+            else:
+                parent = stack[-1][2] if stack else None
             if parent is not None:
                 d.container = (
                     f"{parent.container}.{parent.name}" if parent.container else parent.name
@@ -217,6 +232,7 @@ def _definitions(source: bytes, spec: LanguageSpec) -> list[_Definition]:
             d.kind = Kind.CONSTANT
         if d.kind is Kind.METHOD and d.container.rsplit(".", 1)[-1] == d.name:
             d.kind = Kind.CONSTRUCTOR  # C++, C#, Java: the class's own name
+        stack.append((start, end, d))
 
     return definitions
 
