@@ -229,7 +229,7 @@ def cold_index(
     if pool is not None:
         pool.close(wait=True)
     if cache is not None:
-        if stats.parsed + stats.from_cache:
+        if stats.parsed_ok + stats.from_cache:
             parts = idx.snapshot(stats.stamps)
             if parts is not None:
                 cache.store_snapshot(parts)
@@ -331,7 +331,7 @@ def run(
         # The same servers' caches, restarted: the everyday start.
         warm_runs = [
             asyncio.run(
-                lsp_latency([root], [], _probe(root, idx), os.path.join(scratch, f"lsp{n}"))
+                lsp_latency([root], queries, _probe(root, idx), os.path.join(scratch, f"lsp{n}"))
             )
             for n in range(runs)
         ]
@@ -348,8 +348,10 @@ def run(
                 f"{label}: server resident memory",
                 f"{rss / 1e6:.0f} MB, {rss / max(1, definitions):.0f} bytes/definition",
             )
-        over_lsp = [x for r in lsp_runs for x in r.samples]
-        figures.add(f"query, LSP stdio ({len(queries)} x {runs})", percentiles(over_lsp))
+            over_lsp = [x for r in measured for x in r.samples]
+            figures.add(
+                f"{label}: query, LSP stdio ({len(queries)} x {runs})", percentiles(over_lsp)
+            )
     if vs_ctags:
         if shutil.which("ctags") is None:
             figures.add("ctags", "not installed (apt-get install universal-ctags)")

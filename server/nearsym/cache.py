@@ -285,8 +285,10 @@ class Cache:
         if self._writer is not None:
             self._queue.join()
 
-    def close(self) -> None:
+    def close(self, timeout: float = 120) -> None:
+        """Finish the queued writes (a snapshot of millions of definitions
+        takes seconds) and stop the writer."""
         if self._writer is not None:
             self._queue.put(None)
-            self._writer.join(timeout=10)
+            self._writer.join(timeout=timeout)
             self._writer = None

@@ -234,7 +234,7 @@ def run_search(args: argparse.Namespace) -> int:
             stats = index_namespace(root, config, IndexTarget(index), workers=workers, cache=cache)
             index.compact()
             if cache is not None:
-                if stats.parsed + stats.from_cache:
+                if stats.parsed_ok + stats.from_cache:
                     parts = index.snapshot(stats.stamps)
                     if parts is not None:
                         cache.store_snapshot(parts)

@@ -254,8 +254,10 @@ class SymbolIndex:
         return parts
 
     def install(self, parts: dict[str, bytes]) -> dict[str, tuple[int, int]]:
-        """Load a snapshot into an empty index. Returns the stamp of every
-        live file it brought. Raises ValueError on a damaged snapshot."""
+        """Load a snapshot. Files the index already holds (parsed just now,
+        near the open file) keep their rows; the snapshot's are dropped.
+        Returns the stamp of every file it brought. Raises ValueError on a
+        damaged snapshot."""
         try:
             paths, sizes, mtimes = marshal.loads(parts["files"])
             fids = [self._file_id(p) for p in paths]
@@ -264,8 +266,9 @@ class SymbolIndex:
             raise ValueError(f"damaged snapshot: {error}") from error
         stamps: dict[str, tuple[int, int]] = {}
         for i, fid in enumerate(fids):
-            if segment.alive[i]:
-                self._drop(paths[i])
+            if segment.alive[i] and fid in self._owner:
+                segment.kill(fid)
+            elif segment.alive[i]:
                 self._owner[fid] = segment
                 self._count += int(segment.file_start[i + 1] - segment.file_start[i])
                 stamps[paths[i]] = (sizes[i], mtimes[i])

@@ -183,6 +183,8 @@ class ColdStats:
     skipped: int = 0
     definitions: int = 0
     from_snapshot: int = 0
+    parsed_ok: int = 0
+    """Files parsed that yielded definitions (not skipped or gone)."""
     first_batch_seconds: float | None = None
     walk_seconds: float = 0.0
     seconds: float = 0.0
@@ -208,15 +210,17 @@ def index_namespace(
     done: set[str] = set()
     stamps = stats.stamps
     known: dict[str, tuple[int, int]] = {}
-    if cache is not None and files is None:
+
+    def load_snapshot() -> None:
+        if cache is None or files is not None:
+            return
         parts = cache.load_snapshot()
         if parts is not None:
             try:
-                known = target.install(parts)
+                known.update(target.install(parts))
                 stats.from_snapshot = len(known)
             except ValueError as error:
                 log.warning("cache snapshot of %s unusable (%s); loading file by file", root, error)
-            del parts
 
     def fresh(sf: SourceFile) -> bool:
         """Whether the snapshot holds `sf` as it is on disk now."""
@@ -258,14 +262,19 @@ def index_namespace(
         else:
             stats.skipped += 1
 
-    def parse_here(chosen: Sequence[SourceFile]) -> None:
-        for sf in chosen:
+    def parse_here(chosen: Sequence[SourceFile], every: int = 0) -> None:
+        """Parse in this thread; with `every`, make results searchable after
+        every that many files."""
+        for n, sf in enumerate(chosen, 1):
             parsed = parse_one(sf.path, sf.rel, sf.language.name, config.max_file_bytes)
             stats.parsed += 1
             if parsed[1] == OK:
+                stats.parsed_ok += 1
                 pending_store.append((parsed[0], parsed[2], parsed[3], parsed[4]))
                 stamps[sf.rel] = (parsed[2], parsed[3])
             take(sf, _result(parsed))
+            if every and n % every == 0:
+                flush(force=True)
         flush(force=True)
 
     # 1. The open file's folder, at once.
@@ -285,10 +294,13 @@ def index_namespace(
                 near.append(sf)
             if len(near) >= NEAR_FILES:
                 break
-        parse_here(near)
+        # The open file, then the smallest: most names soonest.
+        near.sort(key=lambda sf: (sf.path != open_file, sf.size))
+        parse_here(near, every=4)
 
     if files is None:
         neighbourhood()
+        load_snapshot()  # after the neighbourhood: its fresh parses win
         walked: list[SourceFile] = []
         walk_done = threading.Event()
 
@@ -418,6 +430,7 @@ def _parallel(
             for parsed in results:
                 stats.parsed += 1
                 if parsed[1] == OK:
+                    stats.parsed_ok += 1
                     pending_store.append((parsed[0], parsed[2], parsed[3], parsed[4]))
                     stats.stamps[parsed[0]] = (parsed[2], parsed[3])
                 take(by_rel[parsed[0]], _result(parsed))

@@ -303,8 +303,8 @@ class LiveTarget:
 
     def install(self, parts: dict[str, bytes]) -> dict[str, tuple[int, int]]:
         with self.live.lock:
-            if self.cancelled() or len(self.ns.index) or self.ns.index.files:
-                return {}  # only into an empty index
+            if self.cancelled() or (self.ns.index.segments and not self.ns.index.bulk):
+                return {}  # a re-walk of a settled index: no snapshot over it
             stamps = self.ns.index.install(parts)
             self.live._apply_buffers(self.ns)
             return stamps

@@ -121,7 +121,7 @@ def _cold(root: str, cache: Cache | None, workers: Workers | None) -> tuple[Symb
     index.bulk = True
     stats = index_namespace(root, Config(), IndexTarget(index), workers=workers, cache=cache)
     index.compact()
-    if cache is not None and stats.parsed + stats.from_cache:
+    if cache is not None and stats.parsed_ok + stats.from_cache:
         parts = index.snapshot(stats.stamps)
         if parts is not None:
             cache.store_snapshot(parts)
@@ -308,3 +308,30 @@ def test_trigram_lists_built_in_slices_match_one_pass(
         for e in entries[start[i] : start[i + 1]].tolist()
     }
     assert got == want
+
+
+def test_open_files_folder_is_indexed_first(tmp_path: Path) -> None:
+    """With a file open, its folder's files reach the index in the first
+    batch, before the walk of the rest; then nearer folders before farther."""
+    root = tmp_path / "ws"
+    for folder in ["a", "a/deep", "b", "c/d", "z"]:
+        for n in range(30):
+            path = root / folder / f"m{n}.py"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"def f_{folder.replace('/', '_')}_{n}():\n    pass\n")
+    open_file = str(root / "c" / "d" / "m0.py")
+    batches: list[list[str]] = []
+
+    class Recorder(IndexTarget):
+        def apply(self, batch: list[tuple[object, object]]) -> None:  # type: ignore[override]
+            batches.append([sf.rel for sf, _ in batch])  # type: ignore[attr-defined]
+            super().apply(batch)  # type: ignore[arg-type]
+
+    index = SymbolIndex(str(root))
+    stats = index_namespace(str(root), Config(), Recorder(index), focus=lambda: open_file)
+    assert stats.files == 150 and len(index.files) == 150
+    order = [rel for batch in batches for rel in batch]
+    assert order[0] == "c/d/m0.py"  # the open file itself, first
+    assert all(rel.startswith("c/d/") for rel in order[:30])  # then its folder
+    assert len(batches[0]) < 30  # searchable a few files at a time
+    assert order.index("a/m0.py") > max(order.index(f"c/d/m{n}.py") for n in range(30))
