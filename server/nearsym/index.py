@@ -203,7 +203,8 @@ class SymbolIndex:
         return merged
 
     def compact(self, lock: AbstractContextManager[object] | None = None) -> None:
-        """Merge every segment into one, and leave bulk mode.
+        """Merge the segments into one (or, when one already holds nine
+        tenths of the index, the others into one), and leave bulk mode.
 
         With `lock` (the one every change to this index holds), the merge
         itself runs outside it, so queries and edits go on meanwhile; files
@@ -212,9 +213,18 @@ class SymbolIndex:
         guard = lock if lock is not None else contextlib.nullcontext()
         with guard:
             parts = list(self._segments)
-            if len(parts) <= 1 and all(s.live_rows == s.rows for s in parts):
+            if len(parts) <= 1 and all(s.live_rows * 2 >= s.rows for s in parts):
                 self.bulk = False
                 return
+            # A segment holding most of the index (a snapshot just loaded)
+            # stays as it is; only the small ones around it are merged.
+            total = sum(s.live_rows for s in parts)
+            big = [s for s in parts if s.live_rows * 10 >= total * 9 and s.live_rows * 2 >= s.rows]
+            if big:
+                parts = [s for s in parts if s is not big[0]]
+                if len(parts) <= 1:
+                    self.bulk = False
+                    return
             paths = list(self._paths)
         merged = Segment.merge(parts, paths)
         with guard:
@@ -225,7 +235,9 @@ class SymbolIndex:
                     self._owner[fid] = merged
                 else:
                     merged.kill(fid)  # replaced or removed while merging
-            self._segments = [merged] + [s for s in self._segments if id(s) not in inputs]
+            rest = [s for s in self._segments if id(s) not in inputs]
+            # Largest first, the order the binary counter keeps.
+            self._segments = sorted([merged, *rest], key=lambda s: -s.live_rows)
             self.bulk = False
             self.generation += 1
             self._tidy()

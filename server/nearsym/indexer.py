@@ -44,7 +44,7 @@ from nearsym.workspace import SkippedFile, SourceFile, discover, read_source_sta
 
 log = logging.getLogger(__name__)
 
-NEAR_FILES = 64
+NEAR_FILES = 256
 """Files of the open file's folder parsed before anything else."""
 CHUNK = 24
 """Files per worker task."""

@@ -335,3 +335,22 @@ def test_open_files_folder_is_indexed_first(tmp_path: Path) -> None:
     assert all(rel.startswith("c/d/") for rel in order[:30])  # then its folder
     assert len(batches[0]) < 30  # searchable a few files at a time
     assert order.index("a/m0.py") > max(order.index(f"c/d/m{n}.py") for n in range(30))
+
+
+def test_compact_leaves_a_dominant_segment_alone() -> None:
+    """After a snapshot loads, the few files parsed around it are merged
+    among themselves; the snapshot's segment is not rebuilt."""
+    index = SymbolIndex("/ws")
+    index.replace_files(
+        [
+            (f"big{i}.py", FileDefs.from_symbols("python", [sym(f"n{i}", f"big{i}.py")]))
+            for i in range(200)
+        ]
+    )
+    big = index.segments[0]
+    index.bulk = True
+    index.replace_file("s1.py", [sym("small1", "s1.py")])
+    index.replace_file("s2.py", [sym("small2", "s2.py")])
+    index.compact()
+    assert index.segments[0] is big and len(index.segments) == 2
+    assert [s.name for s in index.candidates("small2", 5)] == ["small2"]
