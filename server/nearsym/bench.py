@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from nearsym.cache import Cache
 from nearsym.config import Config
 from nearsym.index import SymbolIndex
-from nearsym.indexer import ColdStats, IndexTarget, Workers, index_namespace
+from nearsym.indexer import ColdStats, Workers, index_into, save_snapshot
 from nearsym.match import clear_caches, split_words
 from nearsym.memory import configure, settle
 from nearsym.search import Namespace, answer
@@ -120,12 +120,18 @@ class LspFigures:
 
 
 async def lsp_latency(
-    roots: list[str], queries: list[str], probe: tuple[str, str, str] | None, cache_dir: str
+    roots: list[str],
+    queries: list[str],
+    probe: tuple[str, str, str] | None,
+    cache_dir: str,
+    client_watches: bool = False,
 ) -> LspFigures:
-    """`nearsym serve` over stdio, cold (empty cache): time from `initialize`
-    to the first answer that holds `probe` (open file, name, the file that
-    defines it), to the end of indexing, its resident memory, then each
-    query's latency."""
+    """`nearsym serve` over stdio, on the cache in `cache_dir`: time from
+    `initialize` to the first answer that holds `probe` (open file, name,
+    the file that defines it), to the end of indexing, its resident memory,
+    then each query's latency. `client_watches` declares the client's file
+    watching (as VS Code and Neovim 0.11 do); without it the server runs
+    its own watcher."""
     env = {**os.environ, "NEARSYM_CACHE_DIR": cache_dir}
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "nearsym", "serve",
@@ -164,10 +170,13 @@ async def lsp_latency(
 
     started = time.perf_counter()
     folders = [{"uri": "file://" + r, "name": os.path.basename(r)} for r in roots]
+    capabilities: dict[str, object] = {"window": {"workDoneProgress": True}}
+    if client_watches:
+        capabilities["workspace"] = {"didChangeWatchedFiles": {"dynamicRegistration": True}}
     await request(
         "initialize",
         {"processId": None, "rootUri": folders[0]["uri"], "workspaceFolders": folders,
-         "capabilities": {"window": {"workDoneProgress": True}}},
+         "capabilities": capabilities},
     )  # fmt: skip
     figures.initialize_answered = time.perf_counter() - started
     send({"method": "initialized", "params": {}})
@@ -222,22 +231,17 @@ def cold_index(
     written to the cache: (index, stats, wall seconds to a merged index,
     CPU seconds of this process and its workers)."""
     idx = SymbolIndex(root)
-    idx.bulk = True
     pool = Workers(workers) if workers != 1 else None
     cache = Cache(root, cache_dir) if cache_dir is not None else None
     c0 = time.process_time()
     t0 = time.perf_counter()
-    stats = index_namespace(root, Config(), IndexTarget(idx), workers=pool, cache=cache)
-    idx.compact()
+    stats = index_into(idx, Config(), workers=pool, cache=cache)
     wall = time.perf_counter() - t0
     cpu = time.process_time() - c0 + (pool.cpu_seconds() if pool is not None else 0.0)
     if pool is not None:
         pool.close(wait=True)
     if cache is not None:
-        if stats.parsed_ok + stats.from_cache:
-            parts = idx.snapshot(stats.stamps)
-            if parts is not None:
-                cache.store_snapshot(parts)
+        save_snapshot(idx, stats, cache)
         cache.close()
     return idx, stats, wall, cpu
 

@@ -18,7 +18,7 @@ from nearsym import __version__
 from nearsym.cache import Cache
 from nearsym.config import DEFAULT_MAX_FILE_BYTES, Config
 from nearsym.index import SymbolIndex
-from nearsym.indexer import IndexTarget, Workers, index_namespace
+from nearsym.indexer import Workers, index_into, save_snapshot
 from nearsym.model import Symbol
 from nearsym.rank import POLICIES, RankContext, explain, symbol_file
 from nearsym.relations import Relations
@@ -229,15 +229,10 @@ def run_search(args: argparse.Namespace) -> int:
     try:
         for root in roots:
             index = SymbolIndex(root)
-            index.bulk = True
             cache = None if args.no_cache else Cache(root)
-            stats = index_namespace(root, config, IndexTarget(index), workers=workers, cache=cache)
-            index.compact()
+            stats = index_into(index, config, workers=workers, cache=cache)
             if cache is not None:
-                if stats.parsed_ok + stats.from_cache:
-                    parts = index.snapshot(stats.stamps)
-                    if parts is not None:
-                        cache.store_snapshot(parts)
+                save_snapshot(index, stats, cache)
                 cache.close()
             namespaces.append(Namespace(root, index))
     finally:

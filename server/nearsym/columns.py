@@ -94,6 +94,3 @@ class FileDefs:
         ):
             raise ValueError("not a definitions record: columns disagree")
         return FileDefs(language, names, containers, kinds, table)
-
-
-EMPTY = FileDefs("", (), (), b"", array("I"))

@@ -191,6 +191,12 @@ class ColdStats:
     stamps: dict[str, tuple[int, int]] = field(default_factory=dict)
     """(size, mtime_ns) of every file indexed, as read: the snapshot's keys."""
 
+    @property
+    def changed(self) -> bool:
+        """Whether the index holds anything the cache's snapshot does not:
+        files parsed, or loaded file by file (then a new snapshot is due)."""
+        return self.parsed_ok + self.from_cache > 0
+
 
 def index_namespace(
     root: str,
@@ -435,3 +441,27 @@ def _parallel(
                     stats.stamps[parsed[0]] = (parsed[2], parsed[3])
                 take(by_rel[parsed[0]], _result(parsed))
         flush(False)
+
+
+def index_into(
+    index: SymbolIndex,
+    config: Config,
+    *,
+    workers: Workers | None = None,
+    cache: Cache | None = None,
+) -> ColdStats:
+    """A cold index of `index.root` into a bare index, merged into one
+    segment at the end (the CLI, the bench, tests; the server goes through
+    its live workspace instead)."""
+    index.bulk = True
+    stats = index_namespace(index.root, config, IndexTarget(index), workers=workers, cache=cache)
+    index.compact()
+    return stats
+
+
+def save_snapshot(index: SymbolIndex, stats: ColdStats, cache: Cache) -> None:
+    """Queue `index`'s snapshot for the cache when it holds something new."""
+    if stats.changed:
+        parts = index.snapshot(stats.stamps)
+        if parts is not None:
+            cache.store_snapshot(parts)

@@ -400,10 +400,11 @@ class Segment:
         for seg in segments:
             names = seg.entry_names()
             entry_lists.append(names)
-            used = sorted_unique(seg.entry[seg.live_row_mask()])
+            live = seg.live_row_mask()
+            used = sorted_unique(seg.entry[live])
             entries_set.update(names[i] for i in used.tolist())
             container_lists.append(seg.container_names())
-            used_c = sorted_unique(seg.cont[seg.live_row_mask()])
+            used_c = sorted_unique(seg.cont[live])
             containers_set.update(container_lists[-1][i] for i in used_c.tolist())
         entries = sorted(entries_set)
         entries.sort(key=str.lower)
@@ -553,10 +554,6 @@ class Segment:
     # -- entries --------------------------------------------------------------
     def key(self, e: int) -> bytes:
         return self.lower[int(self.lo_off[e]) + 1 : int(self.lo_off[e + 1])]
-
-    def name(self, e: int) -> str:
-        """Entry `e` as written."""
-        return self.names_of(np.asarray([e], dtype=U32))[0]
 
     def names_of(self, entries: NDArray[Any]) -> list[str]:
         """Entries as written."""
@@ -763,9 +760,6 @@ class Segment:
         if pos is None or not self.alive[pos]:
             return range(0)
         return range(int(self.file_start[pos]), int(self.file_start[pos + 1]))
-
-    def file_of_row(self, row: int) -> int:
-        return int(np.searchsorted(self.file_start, row, side="right")) - 1
 
 
 def _trigrams(

@@ -317,8 +317,7 @@ class NearsymServer(LanguageServer):
                 await loop.run_in_executor(None, live.compact, ns)
                 settle()
             symbols += len(ns.index)
-            changed = stats is not None and stats.parsed_ok + stats.from_cache > 0
-            if cache is not None and stats is not None and changed and not cancelled(ns):
+            if cache is not None and stats is not None and stats.changed and not cancelled(ns):
                 parts = await loop.run_in_executor(None, live.snapshot, ns, stats.stamps)
                 if parts is not None:
                     cache.store_snapshot(parts)

@@ -17,7 +17,7 @@ from nearsym.cache import Cache
 from nearsym.columns import FileDefs
 from nearsym.config import Config
 from nearsym.index import SymbolIndex
-from nearsym.indexer import IndexTarget, Workers, index_namespace
+from nearsym.indexer import IndexTarget, Workers, index_into, index_namespace, save_snapshot
 from nearsym.match import is_subsequence
 from nearsym.model import Kind, Span, Symbol
 
@@ -118,13 +118,9 @@ def test_compact_keeps_changes_made_during_the_merge() -> None:
 
 def _cold(root: str, cache: Cache | None, workers: Workers | None) -> tuple[SymbolIndex, int, int]:
     index = SymbolIndex(root)
-    index.bulk = True
-    stats = index_namespace(root, Config(), IndexTarget(index), workers=workers, cache=cache)
-    index.compact()
-    if cache is not None and stats.parsed_ok + stats.from_cache:
-        parts = index.snapshot(stats.stamps)
-        if parts is not None:
-            cache.store_snapshot(parts)
+    stats = index_into(index, Config(), workers=workers, cache=cache)
+    if cache is not None:
+        save_snapshot(index, stats, cache)
     return index, stats.parsed, stats.from_cache + stats.from_snapshot
 
 
