@@ -58,6 +58,7 @@ def stamp() -> str:
     for spec in LANGUAGES:
         h.update(f";{spec.name}={_version(spec.grammar_module.replace('_', '-'))}".encode())
         h.update(hashlib.sha256(spec.query_source().encode()).digest())
+        h.update(repr(spec.skim).encode())  # what the query may skip
     return h.hexdigest()
 
 

@@ -28,6 +28,8 @@ import importlib
 import re
 import threading
 from array import array
+from bisect import bisect_left
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 
@@ -49,6 +51,8 @@ class Grammar:
 
     language: ts.Language
     query: ts.Query
+    inner: tuple[tuple[bytes, re.Pattern[bytes]], ...] = ()
+    """`Skim.inner`, compiled."""
 
 
 @cache
@@ -60,7 +64,8 @@ def load_grammar(spec: LanguageSpec) -> Grammar:
     """
     module = importlib.import_module(spec.grammar_module)
     language = ts.Language(getattr(module, spec.grammar_function)())
-    return Grammar(language, ts.Query(language, spec.query_source()))
+    inner = tuple((w, re.compile(p)) for w, p in spec.skim.inner) if spec.skim else ()
+    return Grammar(language, ts.Query(language, spec.query_source()), inner)
 
 
 _parsers = threading.local()
@@ -160,14 +165,62 @@ def extract_defs(source: bytes, spec: LanguageSpec) -> FileDefs:
     return FileDefs(spec.name, tuple(names), tuple(containers), bytes(kinds), spans)
 
 
+Match = tuple[int, dict[str, list[ts.Node]]]
+Token = tuple[bytes, re.Pattern[bytes]]
+
+
+def _matches(source: bytes, spec: LanguageSpec, grammar: Grammar, root: ts.Node) -> list[Match]:
+    """The definitions query's matches, walking only where definitions can be.
+
+    Without a skim this is one walk of the whole tree. With one, see
+    `Skim`. A match can be seen twice; callers keep one per name.
+    """
+    cursor = ts.QueryCursor(grammar.query)
+    skim, inner = spec.skim, grammar.inner
+    if skim is None:
+        return cursor.matches(root)
+    shallow = ts.QueryCursor(grammar.query)
+    shallow.set_max_start_depth(1)
+    hits = _spelled(source, inner)
+    found: list[Match] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        found.extend(shallow.matches(node))
+        for child in node.named_children:
+            kind = child.type
+            if kind in skim.outline:
+                stack.append(child)
+            elif kind in skim.guarded:
+                at = bisect_left(hits, child.start_byte)
+                if at < len(hits) and hits[at] < child.end_byte:
+                    found.extend(cursor.matches(child))
+            elif "comment" not in kind:
+                found.extend(cursor.matches(child))
+    return found
+
+
+def _spelled(source: bytes, tokens: Iterable[Token]) -> list[int]:
+    """The sorted offsets where one of `tokens` (a word, and the pattern that
+    must match where it occurs) occurs in `source`."""
+    hits: list[int] = []
+    for word, pattern in tokens:
+        at = source.find(word)
+        while at != -1:
+            if pattern.match(source, at):
+                hits.append(at)
+            at = source.find(word, at + 1)
+    hits.sort()
+    return hits
+
+
 def _definitions(source: bytes, spec: LanguageSpec) -> list[_Definition]:
     grammar = load_grammar(spec)
     tree = _parser(spec).parse(source)
-    cursor = ts.QueryCursor(grammar.query)
 
     chosen: dict[tuple[int, int], tuple[int, _Definition]] = {}
     holders: list[_Definition] = []
-    for pattern, captures in cursor.matches(tree.root_node):
+    for pattern, captures in _matches(source, spec, grammar, tree.root_node):
         if "container" in captures and "container.name" in captures:
             holder = captures["container"][0]
             label = _type_name(captures["container.name"][0])

@@ -21,6 +21,30 @@ from nearsym.model import Kind
 
 
 @dataclass(frozen=True, slots=True)
+class Skim:
+    """Where a language's definitions cannot hide, so the definitions query
+    need not walk there (the query's walk over every node costs half as
+    much as parsing).
+
+    Function bodies hold most of a file's nodes and almost none of its
+    definitions. Extraction runs the query on each `outline` node (the file,
+    a class body) starting patterns only at the node and its children,
+    which completes those patterns without going down into bodies. Below
+    that, a child of an outline node gets a full walk of its own, except a
+    `guarded` child (a function, a field) whose text spells none of the
+    tokens a definition inside it must spell (`inner`: a word, and a bytes
+    regex matched where the word occurs, which is far quicker than a regex
+    search). The test is on the text, so a comment or a string holding a
+    token only costs a walk: the result is the full query's, which tests
+    check.
+    """
+
+    outline: frozenset[str]
+    guarded: frozenset[str]
+    inner: tuple[tuple[bytes, bytes], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class LanguageSpec:
     """One language: how to recognise its files and find its definitions."""
 
@@ -33,6 +57,8 @@ class LanguageSpec:
     interpreters: tuple[str, ...] = ()
     """`#!` interpreters that select this language for a file with no
     extension (`#!/usr/bin/env bash`)."""
+    skim: Skim | None = None
+    """Bodies the definitions query may skip; None walks the whole tree."""
 
     def query_source(self) -> str:
         """The definitions query: the named `.scm` files, concatenated."""
@@ -48,8 +74,62 @@ def _spec(
     function: str = "language",
     file_names: tuple[str, ...] = (),
     interpreters: tuple[str, ...] = (),
+    skim: Skim | None = None,
 ) -> LanguageSpec:
-    return LanguageSpec(name, extensions, module, function, queries, file_names, interpreters)
+    return LanguageSpec(name, extensions, module, function, queries, file_names, interpreters, skim)
+
+
+_GO_SKIM = Skim(
+    outline=frozenset({"source_file"}),
+    guarded=frozenset(
+        {
+            "function_declaration",
+            "method_declaration",
+            "var_declaration",
+            "const_declaration",
+            "import_declaration",
+            "package_clause",
+        }
+    ),
+    # Below the top level, a type needs `type` (not the `.(type)` of a type
+    # switch), a struct's fields `struct {` with something inside, an
+    # interface's methods the same after `interface`; a comment after the
+    # keyword counts as a hit. Package-level names (and a `var` block's
+    # specs) are patterns rooted at the file, which the outline walk finds.
+    inner=(
+        (b"type", rb"(?<!\w)type\b(?!\s*\))"),
+        (b"struct", rb"(?<!\w)struct\s*(?:/|\{\s*[^\s}])"),
+        (b"interface", rb"(?<!\w)interface\s*(?:/|\{\s*[^\s}])"),
+    ),
+)
+
+_JAVA_SKIM = Skim(
+    outline=frozenset({
+        "program", "class_declaration", "class_body", "interface_declaration",
+        "interface_body", "enum_declaration", "enum_body", "enum_body_declarations",
+        "record_declaration", "annotation_type_declaration", "annotation_type_body",
+    }),
+    guarded=frozenset({
+        "method_declaration", "constructor_declaration", "compact_constructor_declaration",
+        "field_declaration", "constant_declaration", "import_declaration",
+        "package_declaration", "static_initializer", "block",
+    }),
+    # A local class, interface, enum or record spells its keyword (`class`
+    # not after a dot: that is a class literal). An anonymous class is
+    # `new T(args) {`: after `new`, a `)` then `{` (or a comment) before any
+    # `;` outside clean string and char literals. A lambda argument (`->`,
+    # whose block may hold a `;`) or a quote that does not open a clean
+    # literal (a `;` inside, a text block, an apostrophe in a comment)
+    # counts as a hit. The scan is possessive: it never backtracks.
+    inner=(
+        (b"new", rb"(?<![\w$])new\b"
+                 rb"(?:[^;\"'\-)]++|-(?!>)|\)(?!\s*[{/])"
+                 rb"|\"(?:[^\"\\\n;]++|\\.)*+\"|'(?:[^'\\\n;]|\\.)*+')*+"
+                 rb"(?:\)|->|[\"'])"),
+        *((word, rb"(?<![\w$.])" + word + rb"\b")
+          for word in (b"class", b"interface", b"enum", b"record")),
+    ),
+)  # fmt: skip
 
 
 LANGUAGES: tuple[LanguageSpec, ...] = (
@@ -61,9 +141,9 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
           ("ecmascript.scm", "typescript.scm"), "language_typescript"),
     _spec("tsx", (".tsx",), "tree_sitter_typescript", ("ecmascript.scm", "typescript.scm"),
           "language_tsx"),
-    _spec("go", (".go",), "tree_sitter_go", ("go.scm",)),
+    _spec("go", (".go",), "tree_sitter_go", ("go.scm",), skim=_GO_SKIM),
     _spec("rust", (".rs",), "tree_sitter_rust", ("rust.scm",)),
-    _spec("java", (".java",), "tree_sitter_java", ("java.scm",)),
+    _spec("java", (".java",), "tree_sitter_java", ("java.scm",), skim=_JAVA_SKIM),
     _spec("c", (".c", ".h"), "tree_sitter_c", ("c.scm",)),
     _spec("cpp", (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".tpp",
                   ".inl"), "tree_sitter_cpp", ("c.scm", "cpp.scm")),

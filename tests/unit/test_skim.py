@@ -1,0 +1,255 @@
+"""The skim (the definitions query kept out of bodies that cannot hold a
+definition) finds exactly what the full query finds."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from nearsym.columns import FileDefs
+from nearsym.extract import _spelled, extract_defs, load_grammar
+from nearsym.languages import LANGUAGES, LanguageSpec, language_for_path
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+GO_HIDDEN = b"""package p
+
+var table = struct{ inTable int }{1}
+
+// A doc comment that says type and struct { x } in words.
+func Plain(a int) int {
+    switch v := any(a).(type) {
+    case int:
+        return v
+    }
+    ch := make(chan struct{})
+    var e interface{}
+    _, _ = ch, e
+    return a
+}
+
+func WithLocals() {
+    type localType int
+    type localStruct struct {
+        localField int
+    }
+    type localIface interface {
+        LocalMethod()
+    }
+    x := struct{ literalField string }{"a"}
+    _ = x
+}
+
+func Param(p struct{ paramField int }) interface{ ResultMethod() } {
+    return nil
+}
+
+func (s *Server) Method() {
+    type /* odd */ commented int
+}
+
+type Server struct {
+    Field int
+    Inner struct {
+        Nested int
+    }
+}
+
+const (
+    A, B = 1, 2
+)
+
+var (
+    x, y = 1, 2
+    fn   = func() {
+        type inInit int
+    }
+)
+"""
+
+JAVA_HIDDEN = b"""package p;
+
+import java.util.List;
+
+public class Outer {
+    private static final Runnable FIELD = new Runnable() {
+        public void inFieldInit() {}
+    };
+    private int plain = 1;
+
+    static {
+        Object o = new Object() { void inStatic() {} };
+    }
+
+    public void noDefs(int a) {
+        String s = "class record enum";
+        throw new IllegalArgumentException("bad; " + a);
+    }
+
+    public Object literal() {
+        return Outer.class;
+    }
+
+    public Object anon() {
+        return new Thread("a;b") {
+            public void inAnonWithSemicolonString() {}
+        };
+    }
+
+    public Object lambdaArg() {
+        return new Holder(() -> { go(); stop(); }) {
+            void inAnonWithLambda() {}
+        };
+    }
+
+    public Object apostrophe() {
+        return new Holder(1, // don't
+                2) {
+            void inAnonAfterComment() {}
+        };
+    }
+
+    public void locals() {
+        class LocalClass { void localMethod() {} }
+        record LocalRecord(int a) {}
+        enum LocalEnum { ONE }
+        interface LocalIface { void m(); }
+    }
+
+    enum Kind {
+        A { void inConstantBody() {} },
+        B;
+        void enumMethod() {}
+    }
+
+    interface Api {
+        void apiMethod();
+        default void defaulted() { Runnable r = new Runnable() { public void run() {} }; }
+    }
+
+    record Point(int x, int y) {
+        Point {
+            Object o = new Object() { void inCompact() {} };
+        }
+    }
+
+    class Inner {
+        class Deeper {
+            void deep() {}
+        }
+    }
+}
+"""
+
+
+def full(spec: LanguageSpec) -> LanguageSpec:
+    return dataclasses.replace(spec, skim=None)
+
+
+def rows(defs: FileDefs) -> list[tuple[str, str, int, tuple[int, ...]]]:
+    spans = list(defs.spans)
+    return [
+        (name, container, kind, tuple(spans[4 * i : 4 * i + 4]))
+        for i, (name, container, kind) in enumerate(
+            zip(defs.names, defs.containers, defs.kinds, strict=True)
+        )
+    ]
+
+
+def same(path: str, source: bytes) -> list[tuple[str, str, int, tuple[int, ...]]]:
+    spec = language_for_path(path)
+    assert spec is not None and spec.skim is not None
+    skimmed = rows(extract_defs(source, spec))
+    assert skimmed == rows(extract_defs(source, full(spec)))
+    return skimmed
+
+
+def names(found: list[tuple[str, str, int, tuple[int, ...]]]) -> set[str]:
+    return {name for name, _, _, _ in found}
+
+
+def test_go_definitions_hidden_in_bodies_are_found() -> None:
+    found = names(same("hidden.go", GO_HIDDEN))
+    assert {
+        "inTable", "Plain", "WithLocals", "localType", "localStruct", "localField",
+        "localIface", "LocalMethod", "literalField", "Param", "paramField", "ResultMethod",
+        "Method", "commented", "Server", "Field", "Inner", "Nested", "A", "B", "x", "y", "fn",
+        "inInit",
+    } <= found  # fmt: skip
+
+
+def test_java_definitions_hidden_in_bodies_are_found() -> None:
+    found = names(same("Hidden.java", JAVA_HIDDEN))
+    assert {
+        "Outer", "FIELD", "inFieldInit", "plain", "inStatic", "noDefs", "literal", "anon",
+        "inAnonWithSemicolonString", "lambdaArg", "inAnonWithLambda", "apostrophe",
+        "inAnonAfterComment", "LocalClass", "localMethod", "LocalRecord", "LocalEnum", "ONE",
+        "LocalIface", "Kind", "inConstantBody", "enumMethod", "Api", "apiMethod", "defaulted",
+        "run", "Point", "inCompact", "Inner", "Deeper", "deep",
+    } <= found  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(
+        str(p.relative_to(FIXTURES))
+        for p in FIXTURES.rglob("*")
+        if (spec := language_for_path(str(p))) is not None and spec.skim is not None
+    ),
+)
+def test_fixtures_skimmed_equal_full(path: str) -> None:
+    assert same(path, (FIXTURES / path).read_bytes())
+
+
+GO_TOKENS = [
+    (b"type T int", True),
+    (b"switch x.(type) {", False),
+    (b"switch x.( type ) {", False),
+    (b"types.Int", False),
+    (b"struct{}", False),
+    (b"struct { }", False),
+    (b"struct{ a int }", True),
+    (b"struct /* c */ {}", True),
+    (b"interface{}", False),
+    (b"interface{ M() }", True),
+    (b"mystruct{a}", False),
+]
+
+JAVA_TOKENS = [
+    (b"return Foo.class;", False),
+    (b"class Local {}", True),
+    (b"record R(int a) {}", True),
+    (b'throw new IllegalStateException("x" + y);', False),
+    (b"int[] a = new int[] {1, 2};", False),
+    (b"x = new Foo(); if (a) { b(); }", False),
+    (b"new Foo(a, b) {", True),
+    (b'new Foo("a;b") {', True),
+    (b"new Foo(';') {", True),
+    (b"new Foo(() -> { a(); }) {", True),
+    (b"new Foo(x) /* c */ {", True),
+    (b"renew(a) {", False),
+]
+
+
+def spelled(spec: LanguageSpec, text: bytes) -> bool:
+    return bool(_spelled(text, load_grammar(spec).inner))
+
+
+@pytest.mark.parametrize(("text", "hit"), GO_TOKENS)
+def test_go_inner_tokens(text: bytes, hit: bool) -> None:
+    spec = language_for_path("x.go")
+    assert spec is not None
+    assert spelled(spec, text) is hit
+
+
+@pytest.mark.parametrize(("text", "hit"), JAVA_TOKENS)
+def test_java_inner_tokens(text: bytes, hit: bool) -> None:
+    spec = language_for_path("X.java")
+    assert spec is not None
+    assert spelled(spec, text) is hit
+
+
+def test_only_some_languages_skim() -> None:
+    assert {spec.name for spec in LANGUAGES if spec.skim is not None} == {"go", "java"}
