@@ -168,6 +168,12 @@ class Workers:
                 self._pool = None
         return self.submit(jobs, max_bytes)
 
+    def warm(self) -> None:
+        """Start the workers now (a no-op task each), so their start-up
+        overlaps the walk instead of following it."""
+        for _ in range(self.count):
+            self.submit([], 0)
+
     def close(self, wait: bool = False) -> None:
         with self._lock:
             if self._pool is not None:
@@ -306,6 +312,8 @@ def index_namespace(
 
     if files is None:
         neighbourhood()
+        if workers is not None and workers.failures < 3:
+            workers.warm()
         load_snapshot()  # after the neighbourhood: its fresh parses win
         walked: list[SourceFile] = []
         walk_done = threading.Event()
