@@ -58,7 +58,9 @@ def stamp() -> str:
     for spec in LANGUAGES:
         h.update(f";{spec.name}={_version(spec.grammar_module.replace('_', '-'))}".encode())
         h.update(hashlib.sha256(spec.query_source().encode()).digest())
-        h.update(repr(spec.skim).encode())  # what the query may skip
+        if spec.skim is not None:  # what the query may skip (sorted: sets' order varies)
+            skim = spec.skim
+            h.update(repr((sorted(skim.outline), sorted(skim.guarded), skim.inner)).encode())
     return h.hexdigest()
 
 

@@ -4,6 +4,9 @@ definition) finds exactly what the full query finds."""
 from __future__ import annotations
 
 import dataclasses
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -253,3 +256,19 @@ def test_java_inner_tokens(text: bytes, hit: bool) -> None:
 
 def test_only_some_languages_skim() -> None:
     assert {spec.name for spec in LANGUAGES if spec.skim is not None} == {"go", "java"}
+
+
+def test_cache_stamp_is_the_same_in_every_process() -> None:
+    """The stamp covers the skim, whose sets iterate in a per-process order."""
+    script = "from nearsym.cache import stamp; print(stamp())"
+    stamps = {
+        subprocess.run(
+            [sys.executable, "-c", script],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
+    assert len(stamps) == 1
