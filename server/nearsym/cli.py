@@ -272,7 +272,9 @@ def run_serve(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(
-        level=args.log_level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
+        level=args.log_level,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     if args.command == "serve":
         return run_serve(args)

@@ -397,20 +397,14 @@ class SymbolIndex:
                 break
             sources = [(s_no, seg, lookup(seg)) for s_no, seg in enumerate(segs)]
             keys = merged_keys(sources, False, check, budget)
-            for group in _groups(keys, seen=seen):
-                seen.update(group)
-                if keep is not None or len(group) > 1:
-                    rows = [s for s in self._group_rows(group, allowed) if keep is None or keep(s)]
-                    pieces.append(rows)
-                    count += len(rows)
-                else:
-                    s_no, e = group[0]
-                    found = segs[s_no].rows_of(e)
-                    if len(found):
-                        pieces.append((s_no, found))
-                        count += len(found)
-                if count >= width:
+            groups = _groups(keys, seen=seen)
+            while count < width:
+                # A batch of groups at a time: the rows of single-entry groups
+                # (nearly all) are looked up together, per segment.
+                batch = list(itertools.islice(groups, min(256, max(16, width - count))))
+                if not batch:
                     break
+                count = self._take(batch, keep, allowed, width, count, seen, pieces)
         pool.extend(self._assemble(pieces))
         if len(pool) < width and keep is None:
             # Tier 5: definitions whose owner holds the query in order (a
@@ -432,6 +426,56 @@ class SymbolIndex:
         # Invariant: every exact match is kept; otherwise exactly `width` rows
         # at most, so that a narrower pool is a prefix of a wider one.
         return pool[: max(width, exact_count)]
+
+    def _take(
+        self,
+        batch: list[list[tuple[int, int]]],
+        keep: RowFilter | None,
+        allowed: list[NDArray[np.bool_]] | None,
+        width: int,
+        count: int,
+        seen: set[tuple[int, int]],
+        pieces: list[tuple[int, NDArray[np.uint32]] | list[Symbol]],
+    ) -> int:
+        """Add `batch`'s rows to `pieces`, group by group, until `count`
+        reaches `width` (the group that reaches it is whole); the new count."""
+        segs = self._segments
+        singles: dict[int, list[int]] = {}
+        for group in batch:
+            if len(group) == 1:
+                singles.setdefault(group[0][0], []).append(group[0][1])
+        found: dict[tuple[int, int], NDArray[np.uint32]] = {}
+        for s_no, ids in singles.items():
+            seg = segs[s_no]
+            rows, counts = seg.rows_of_many(np.asarray(ids, dtype=np.uint32))
+            at = 0
+            for e, n in zip(ids, counts, strict=True):
+                found[(s_no, e)] = rows[at : at + n]
+                at += n
+            if allowed is not None:
+                for e in ids:
+                    got = found[(s_no, e)]
+                    if len(got):
+                        found[(s_no, e)] = got[allowed[s_no][seg.cont[got]]]
+        for group in batch:
+            seen.update(group)
+            rows_ = found.get(group[0]) if len(group) == 1 else None
+            if rows_ is None:
+                listed = [s for s in self._group_rows(group, allowed) if keep is None or keep(s)]
+                pieces.append(listed)
+                count += len(listed)
+            elif not len(rows_):
+                pass
+            elif keep is not None:
+                listed = [s for s in self._materialize(segs[group[0][0]], rows_) if keep(s)]
+                pieces.append(listed)
+                count += len(listed)
+            else:
+                pieces.append((group[0][0], rows_))
+                count += len(rows_)
+            if count >= width:
+                break
+        return count
 
     def _assemble(
         self, pieces: list[tuple[int, NDArray[np.uint32]] | list[Symbol]]

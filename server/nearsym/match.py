@@ -39,6 +39,7 @@ and `rank`).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -439,6 +440,10 @@ def clear_caches() -> None:
         cached.cache_clear()
 
 
+_UNKNOWN = (0.0, 0.0, 0.0)
+"""A sentinel for `QueryScorer._known` (compared by identity)."""
+
+
 class QueryScorer:
     """`explain_name(...).score` with and without the tail penalty, for one
     query and many names: the query is read once, each alignment serves
@@ -453,6 +458,34 @@ class QueryScorer:
         self.joined = "".join(query.split())
         self.tokens = split_words(query)
         self.counted = [len(t) >= 2 for t in self.tokens]
+        self._known: dict[tuple[str, str], tuple[float, float, float] | None] = {}
+
+    def prime(self, pairs: Iterable[tuple[str, str]]) -> None:
+        """Align the query with many (name, container) pairs at once (the
+        readings `both` will ask for), with `batchalign`; the scores are the
+        ones `_align` gives, bit for bit."""
+        from nearsym.batchalign import align_many  # numpy: only the rerank needs it
+
+        def batch(strings: list[str]) -> None:
+            for q in dict.fromkeys([self.joined, *(self.tokens if len(self.tokens) > 1 else ())]):
+                for name, found in align_many(q, strings, self.smart_case).items():
+                    self._known[(q, name)] = found
+
+        distinct = list(dict.fromkeys(pairs))
+        if self.qualified:
+            for name, found in align_many(
+                self.wanted, [f"{c}.{n}" if c else n for n, c in distinct], self.smart_case
+            ).items():
+                self._known[(self.wanted, name)] = found
+            return
+        batch([n for n, _ in distinct])
+        batch(
+            [
+                f"{c}.{n}"
+                for n, c in distinct
+                if c and min(self._name(n)) < QUALIFIED_DISCOUNT * EXACT_SCORE
+            ]
+        )
 
     def _single(self, q: str, name: str) -> tuple[float, float]:
         if not q:
@@ -461,9 +494,16 @@ class QueryScorer:
             return (EXACT_SCORE, EXACT_SCORE)
         if q.lower() == name.lower():
             return (EXACT_IGNORING_CASE_SCORE, EXACT_IGNORING_CASE_SCORE)
-        alignment = _align(q, name, self.smart_case)
-        if alignment is None:
-            return (0.0, 0.0)
+        known = self._known.get((q, name), _UNKNOWN)
+        if known is not _UNKNOWN:
+            if known is None:
+                return (0.0, 0.0)
+            alignment = Alignment((), known[0], known[1], known[2])
+        else:
+            found = _align(q, name, self.smart_case)
+            if found is None:
+                return (0.0, 0.0)
+            alignment = found
         return (_normalise(alignment, True), _normalise(alignment, False))
 
     def _name(self, name: str) -> tuple[float, float]:

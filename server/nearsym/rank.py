@@ -323,6 +323,8 @@ def _order_fast(
     by_file: dict[tuple[str, str], tuple[float, bool, bool, float]] = {}
     by_name: dict[tuple[str, str], tuple[float, float]] = {}
     scorer = QueryScorer(query, case)
+    ranked = list(ranked)
+    scorer.prime((s.name, s.container) for _, s in ranked)
     keyed: list[tuple[_SortKey, Symbol]] = []
     for r, symbol in ranked:
         fk = (symbol.root, symbol.path)

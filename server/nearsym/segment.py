@@ -611,6 +611,13 @@ class Segment:
                 end_line[hit], end_col[hit] = whole[:, 2], whole[:, 3]
         return line, col, end_line, end_col
 
+    def _shortest_first(self, ids: NDArray[Any]) -> NDArray[np.intp]:
+        """The order that sorts `ids` by key length, stably (16-bit keys: numpy
+        sorts those by radix, in linear time)."""
+        lengths = np.minimum(self.lengths(ids), 0xFFFF).astype(np.uint16)
+        order: NDArray[np.intp] = np.argsort(lengths, kind="stable")
+        return order
+
     def lengths(self, ids: NDArray[Any]) -> NDArray[np.int64]:
         """Byte length of each entry's key."""
         off = self.lo_off
@@ -635,7 +642,7 @@ class Segment:
         hi = bisect.bisect_left(self, q + b"\xff", lo)
         if hi - lo <= WIDE_RANGE:
             ids = np.arange(lo, hi, dtype=U32)
-            yield ids[np.argsort(self.lengths(ids), kind="stable")]
+            yield ids[self._shortest_first(ids)]
             return
         # A wide range (a one-letter prefix over millions of names): read the
         # shortest-first order until enough is found, not the whole range.
@@ -703,8 +710,8 @@ class Segment:
                 found.append(ids)
         if not found:
             return
-        ids = found[0] if len(found) == 1 else sorted_unique(np.concatenate(found))
-        yield np.asarray(ids[np.argsort(self.lengths(ids), kind="stable")], dtype=U32)
+        ids = found[0] if len(found) == 1 else sorted_unique(np.concatenate(found), len(self))
+        yield np.asarray(ids[self._shortest_first(ids)], dtype=U32)
 
     def _trigram(self, code: int) -> NDArray[np.uint32] | None:
         at = int(np.searchsorted(self.tri_codes, code))
@@ -734,7 +741,8 @@ class Segment:
         """Containers holding every character of `q` (verify!), shortest first."""
         m = U32(char_mask(q))
         ids = np.flatnonzero((self.cont_masks & m) == m).astype(U32)
-        return ids[np.argsort(self.cont_lengths[ids], kind="stable")]
+        lengths = np.minimum(self.cont_lengths[ids], 0xFFFF).astype(np.uint16)
+        return ids[np.argsort(lengths, kind="stable")]
 
     def owner_key(self, c: int) -> bytes:
         return self.cont_lower[int(self.cont_off[c]) + 1 : int(self.cont_off[c + 1])]
@@ -748,6 +756,21 @@ class Segment:
         """The live rows of entry `e`, in row (path, position) order."""
         rows = self.post[int(self.post_start[e]) : int(self.post_start[e + 1])]
         return self._live(rows)
+
+    def rows_of_many(self, ids: NDArray[np.uint32]) -> tuple[NDArray[np.uint32], list[int]]:
+        """`rows_of` for many entries at once: their live rows one entry after
+        another, and how many each has."""
+        starts = self.post_start[ids].astype(np.int64)
+        counts = self.post_start[ids + 1].astype(np.int64) - starts
+        total = int(counts.sum())
+        shift = np.repeat(starts - (np.cumsum(counts) - counts), counts)
+        rows = self.post[shift + np.arange(total)]
+        if self.live_rows == self.rows:
+            return rows, counts.tolist()
+        files = np.searchsorted(self.file_start, rows, side="right") - 1
+        keep = self.alive[files]
+        owner = np.repeat(np.arange(len(ids)), counts)
+        return rows[keep], np.bincount(owner[keep], minlength=len(ids)).tolist()
 
     def _live(self, rows: NDArray[np.uint32]) -> NDArray[np.uint32]:
         if self.live_rows == self.rows:
@@ -844,11 +867,16 @@ def _pack(
     return codes, small.astype(U8), base, off, counts.astype(U32), tri16, tri32
 
 
-def sorted_unique(a: Any) -> Any:
+def sorted_unique(a: Any, universe: int = 0) -> Any:
     """`np.unique` by sorting (numpy 2's hashing `unique` is several times
-    slower on these arrays)."""
+    slower on these arrays); when the values are ids below `universe` and
+    many, by marking them in a table of that size instead (linear)."""
     if len(a) == 0:
         return a
+    if universe and len(a) * 16 > universe:
+        marks = np.zeros(universe, dtype=np.bool_)
+        marks[a] = True
+        return np.flatnonzero(marks).astype(a.dtype)
     a = np.sort(a)
     return a[np.concatenate(([True], a[1:] != a[:-1]))]
 

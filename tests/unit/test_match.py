@@ -199,3 +199,62 @@ def test_query_scorer_equals_explain_name(
         explain_name(query, name, container, smart_case=smart).score,
         explain_name(query, name, container, tail=False, smart_case=smart).score,
     )
+
+
+@given(
+    st.text(alphabet="abcXY_eD.", min_size=1, max_size=6),
+    st.lists(
+        st.text(alphabet="abcXY_eD.-1 ", min_size=1, max_size=30),
+        min_size=8,
+        max_size=40,
+        unique=True,
+    ),
+    st.booleans(),
+)
+def test_batch_alignment_equals_align_bit_for_bit(
+    query: str, names: list[str], smart: bool
+) -> None:
+    from nearsym.batchalign import align_many
+    from nearsym.match import _align
+
+    batch = align_many(query, names, smart)
+    assert set(batch) == set(names)
+    for name in names:
+        one = _align.__wrapped__(query, name, smart)
+        assert batch[name] == (None if one is None else (one.raw, one.best, one.tail))
+
+
+@given(
+    st.sampled_from(["reg", "Reg", "rb", "pool.get", "App.run", "get user", "HS", "a::b", "sq"]),
+    st.lists(
+        st.tuples(
+            st.text(alphabet="aRgebxpolHSu_.", min_size=1, max_size=14),
+            st.sampled_from(["", "Pool", "App.Inner", "a", "registry"]),
+        ),
+        min_size=8,
+        max_size=30,
+    ),
+    st.booleans(),
+)
+def test_primed_query_scorer_equals_explain_name(
+    query: str, pairs: list[tuple[str, str]], smart: bool
+) -> None:
+    from nearsym.match import QueryScorer, explain_name
+
+    scorer = QueryScorer(query, smart)
+    scorer.prime(pairs)
+    for name, container in pairs:
+        assert scorer.both(name, container) == (
+            explain_name(query, name, container, smart_case=smart).score,
+            explain_name(query, name, container, tail=False, smart_case=smart).score,
+        )
+
+
+def test_batch_alignment_leaves_out_what_it_cannot_take() -> None:
+    from nearsym.batchalign import MAX_WIDTH, align_many
+
+    names = [f"name{i}" for i in range(10)] + ["naïve_name", "n" * (MAX_WIDTH + 1)]
+    found = align_many("nm", names)
+    assert set(found) == {f"name{i}" for i in range(10)}
+    assert align_many("nm", names[:3]) == {}  # too few to be worth it
+    assert align_many("ñ", names) == {}  # a query that is not ASCII
