@@ -97,14 +97,34 @@ def align_many(
     """`match._align(typed, name, smart_case)` for each name it can take
     (see the module note), as (raw, best, tail); None where `typed` is not a
     subsequence of the name. Names it leaves out are not in the result."""
+    chosen = [n for n in dict.fromkeys(names) if takes(n)]
+    found = align_arrays(typed, chosen, smart_case)
+    if found is None:
+        return {}
+    raw, tail, ok = found
+    best = SCORE_START + max(SCORE_WORD, SCORE_RUN) * (len(typed) - 1)
+    return {
+        name: (r, best, t) if k else None
+        for name, r, t, k in zip(chosen, raw.tolist(), tail.tolist(), ok.tolist(), strict=True)
+    }
+
+
+def takes(name: str) -> bool:
+    """Whether `align_arrays` can align `name`."""
+    return 0 < len(name) <= MAX_WIDTH and name.isascii()
+
+
+def align_arrays(
+    typed: str, names: list[str], smart_case: bool = True
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]] | None:
+    """For names that `takes` (at least `MIN_NAMES` of them): the raw score
+    less the tail, the tail, and whether `typed` is a subsequence at all;
+    None for a query it cannot take (empty, not ASCII) or too few names."""
     query = typed.lower()
     m = len(query)
-    if not m or not typed.isascii() or "\0" in typed:
-        return {}
-    chosen = [n for n in dict.fromkeys(names) if n.isascii() and 0 < len(n) <= MAX_WIDTH]
-    if len(chosen) < MIN_NAMES:
-        return {}
-    encoded = [n.encode("ascii") for n in chosen]
+    if not m or not typed.isascii() or "\0" in typed or len(names) < MIN_NAMES:
+        return None
+    encoded = [n.encode("ascii") for n in names]
     width = max(len(b) for b in encoded)
     chars = _matrix(encoded, width)
     lengths = np.fromiter((len(b) for b in encoded), dtype=np.int64, count=len(encoded))
@@ -112,7 +132,7 @@ def align_many(
     bases = landing_bases(chars, lengths)
     smart = smart_case and typed != query
     positions = np.arange(width, dtype=np.int64)
-    rows = np.arange(len(chosen))[:, None]
+    rows = np.arange(len(names))[:, None]
 
     def here(i: int) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
         if smart:
@@ -145,12 +165,6 @@ def align_many(
         top = np.where(run > gap, run, gap)
         scores = np.where(folded == ord(query[i]), top, _NEG)
     best_raw = scores.max(axis=1)
-    ceiling = SCORE_START + max(SCORE_WORD, SCORE_RUN) * (m - 1)
-    out: dict[str, Scored | None] = {}
-    for name, raw in zip(chosen, best_raw.tolist(), strict=True):
-        if raw == _NEG:
-            out[name] = None
-            continue
-        tail = min(TAIL_CAP, TAIL * max(0, len(name) - m))
-        out[name] = (raw - tail, ceiling, tail)
-    return out
+    ok = best_raw != _NEG
+    tail = np.minimum(TAIL_CAP, TAIL * np.maximum(0, lengths - m))
+    return np.where(ok, best_raw - tail, 0.0), tail, ok

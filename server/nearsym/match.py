@@ -42,6 +42,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 # Points per matched character, by where it lands. Only their order and
 # rough ratios matter; the values follow fzf's scheme (a boundary is worth more
@@ -459,33 +460,98 @@ class QueryScorer:
         self.tokens = split_words(query)
         self.counted = [len(t) >= 2 for t in self.tokens]
         self._known: dict[tuple[str, str], tuple[float, float, float] | None] = {}
+        self._both: dict[tuple[str, str], tuple[float, float]] = {}
 
     def prime(self, pairs: Iterable[tuple[str, str]]) -> None:
-        """Align the query with many (name, container) pairs at once (the
-        readings `both` will ask for), with `batchalign`; the scores are the
-        ones `_align` gives, bit for bit."""
-        from nearsym.batchalign import align_many  # numpy: only the rerank needs it
-
-        def batch(strings: list[str]) -> None:
-            for q in dict.fromkeys([self.joined, *(self.tokens if len(self.tokens) > 1 else ())]):
-                for name, found in align_many(q, strings, self.smart_case).items():
-                    self._known[(q, name)] = found
-
+        """Score many (name, container) pairs at once (`both` then looks
+        them up): alignments with `batchalign`, the readings with numpy in
+        the same arithmetic as `both`, so the scores are equal bit for bit."""
         distinct = list(dict.fromkeys(pairs))
         if self.qualified:
-            for name, found in align_many(
+            from nearsym.batchalign import align_many  # numpy: only the rerank needs it
+
+            found = align_many(
                 self.wanted, [f"{c}.{n}" if c else n for n, c in distinct], self.smart_case
-            ).items():
-                self._known[(self.wanted, name)] = found
+            )
+            for name, scored in found.items():
+                self._known[(self.wanted, name)] = scored
             return
-        batch([n for n, _ in distinct])
-        batch(
-            [
-                f"{c}.{n}"
-                for n, c in distinct
-                if c and min(self._name(n)) < QUALIFIED_DISCOUNT * EXACT_SCORE
-            ]
-        )
+        if len(distinct) < 8:
+            return
+        plain = self._name_many([n for n, _ in distinct])
+        low = [
+            i
+            for i, (n, c) in enumerate(distinct)
+            if c and min(plain[0][i], plain[1][i]) < QUALIFIED_DISCOUNT * EXACT_SCORE
+        ]
+        owner = self._name_many([f"{distinct[i][1]}.{distinct[i][0]}" for i in low])
+        out = [plain[0].tolist(), plain[1].tolist()]
+        for v in (0, 1):
+            for at, i in enumerate(low):
+                if out[v][i] < QUALIFIED_DISCOUNT * EXACT_SCORE:
+                    discounted = QUALIFIED_DISCOUNT * float(owner[v][at])
+                    if discounted > out[v][i]:
+                        out[v][i] = discounted
+        for i, pair in enumerate(distinct):
+            self._both[pair] = (out[0][i], out[1][i])
+
+    def _name_many(self, strings: list[str]) -> tuple[Any, Any]:
+        """`_name` of each string, as two arrays (with and without the tail)."""
+        import numpy as np
+
+        whole_t, whole_n = self._single_many(self.joined, strings)
+        if len(self.tokens) < 2:
+            return whole_t, whole_n
+        parts = [self._single_many(t, strings) for t in self.tokens]
+        lowest = parts[0][0]
+        for p in parts[1:]:
+            lowest = np.minimum(lowest, p[0])
+        counted = [p for p, c in zip(parts, self.counted, strict=True) if c] or parts
+        out = []
+        for v, whole in ((0, whole_t), (1, whole_n)):
+            total = counted[0][v]
+            for p in counted[1:]:
+                total = total + p[v]  # in order, as `sum` adds
+            mean = total / len(counted)
+            joined = np.maximum(whole, np.minimum(NON_EXACT_CAP, mean))
+            out.append(np.where((whole_t == 0.0) | (lowest == 0.0), whole, joined))
+        return out[0], out[1]
+
+    def _single_many(self, q: str, strings: list[str]) -> tuple[Any, Any]:
+        """`_single(q, s)` of each string, as two arrays."""
+        import numpy as np
+
+        from nearsym.batchalign import align_arrays, takes
+
+        n = len(strings)
+        scored_t = np.zeros(n)
+        scored_n = np.zeros(n)
+        if not q:
+            return scored_t, scored_n
+        chosen = [i for i, s in enumerate(strings) if takes(s)]
+        found = align_arrays(q, [strings[i] for i in chosen], self.smart_case)
+        if found is None:
+            chosen = []
+        else:
+            raw, tail, ok = found
+            best = SCORE_START + max(SCORE_WORD, SCORE_RUN) * (len(q) - 1)
+            spread = NON_EXACT_CAP - NON_EXACT_FLOOR
+            with_tail = NON_EXACT_FLOOR + spread * np.minimum(1.0, np.maximum(0.0, raw) / best)
+            untailed = raw + tail
+            without = NON_EXACT_FLOOR + spread * np.minimum(1.0, np.maximum(0.0, untailed) / best)
+            at = np.asarray(chosen, dtype=np.intp)
+            scored_t[at] = np.where(ok, with_tail, 0.0)
+            scored_n[at] = np.where(ok, without, 0.0)
+        done = set(chosen)
+        low = q.lower()
+        for i, s in enumerate(strings):
+            if s == q:
+                scored_t[i] = scored_n[i] = EXACT_SCORE
+            elif s.lower() == low:
+                scored_t[i] = scored_n[i] = EXACT_IGNORING_CASE_SCORE
+            elif i not in done:
+                scored_t[i], scored_n[i] = self._single(q, s)
+        return scored_t, scored_n
 
     def _single(self, q: str, name: str) -> tuple[float, float]:
         if not q:
@@ -523,6 +589,9 @@ class QueryScorer:
 
     def both(self, name: str, container: str) -> tuple[float, float]:
         """(score, score without the tail penalty) of a definition."""
+        primed = self._both.get((name, container))
+        if primed is not None:
+            return primed
         if self.qualified:
             qualified = f"{container}.{name}" if container else name
             low = qualified.lower()
