@@ -31,8 +31,9 @@ from nearsym.cache import Cache
 from nearsym.config import Config
 from nearsym.index import SymbolIndex
 from nearsym.indexer import ColdStats, Workers, index_into, save_snapshot
-from nearsym.match import clear_caches, split_words
+from nearsym.match import split_words
 from nearsym.memory import configure, settle
+from nearsym.rank import clear_caches
 from nearsym.search import Namespace, answer
 
 SEED = 20261130

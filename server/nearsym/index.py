@@ -60,7 +60,7 @@ from nearsym.segment import (
     merged_keys,
 )
 
-VERIFY_BUDGET = 20_000
+VERIFY_BUDGET = 8_000
 """Names a query may test in the substring and subsequence tiers."""
 
 _KINDS: dict[int, Kind] = {int(k): k for k in Kind}
@@ -440,39 +440,51 @@ class SymbolIndex:
         """Add `batch`'s rows to `pieces`, group by group, until `count`
         reaches `width` (the group that reaches it is whole); the new count."""
         segs = self._segments
-        singles: dict[int, list[int]] = {}
-        for group in batch:
+        singles: dict[int, tuple[list[int], list[int]]] = {}
+        for at, group in enumerate(batch):
             if len(group) == 1:
-                singles.setdefault(group[0][0], []).append(group[0][1])
-        found: dict[tuple[int, int], NDArray[np.uint32]] = {}
-        for s_no, ids in singles.items():
+                where, ids = singles.setdefault(group[0][0], ([], []))
+                where.append(at)
+                ids.append(group[0][1])
+        # Per single-entry group: its segment's rows, and its slice of them.
+        rows_by_seg: dict[int, NDArray[np.uint32]] = {}
+        slot: dict[int, tuple[int, int, int]] = {}
+        for s_no, (where, ids) in singles.items():
             seg = segs[s_no]
             rows, counts = seg.rows_of_many(np.asarray(ids, dtype=np.uint32))
-            at = 0
-            for e, n in zip(ids, counts, strict=True):
-                found[(s_no, e)] = rows[at : at + n]
-                at += n
-            if allowed is not None:
-                for e in ids:
-                    got = found[(s_no, e)]
-                    if len(got):
-                        found[(s_no, e)] = got[allowed[s_no][seg.cont[got]]]
-        for group in batch:
+            if allowed is not None and len(rows):
+                owner = np.repeat(np.arange(len(ids)), counts)
+                kept = allowed[s_no][seg.cont[rows]]
+                rows = rows[kept]
+                counts = np.bincount(owner[kept], minlength=len(ids)).tolist()
+            rows_by_seg[s_no] = rows
+            end = 0
+            for at, n in zip(where, counts, strict=True):
+                slot[at] = (s_no, end, end + n)
+                end += n
+        for at, group in enumerate(batch):
             seen.update(group)
-            rows_ = found.get(group[0]) if len(group) == 1 else None
-            if rows_ is None:
+            place = slot.get(at)
+            if place is None and keep is None and allowed is None:
+                # Rows past the width are cut from the pool: build only those
+                # that can stay.
+                listed = self._group_rows_first(group, width - count)
+                pieces.append(listed)
+                count += len(listed)
+            elif place is None:
                 listed = [s for s in self._group_rows(group, allowed) if keep is None or keep(s)]
                 pieces.append(listed)
                 count += len(listed)
-            elif not len(rows_):
-                pass
+            elif place[1] == place[2]:
+                continue
             elif keep is not None:
-                listed = [s for s in self._materialize(segs[group[0][0]], rows_) if keep(s)]
+                rows_ = rows_by_seg[place[0]][place[1] : place[2]]
+                listed = [s for s in self._materialize(segs[place[0]], rows_) if keep(s)]
                 pieces.append(listed)
                 count += len(listed)
             else:
-                pieces.append((group[0][0], rows_))
-                count += len(rows_)
+                pieces.append((place[0], rows_by_seg[place[0]][place[1] : place[2]]))
+                count += place[2] - place[1]
             if count >= width:
                 break
         return count
@@ -516,6 +528,46 @@ class SymbolIndex:
         if len(group) > 1:
             out.sort(key=lambda s: (s.path, s.span.line, s.span.col))
         return out
+
+    def _group_rows_first(self, group: list[tuple[int, int]], limit: int) -> list[Symbol]:
+        """`_group_rows(group)[:limit]`, building only the symbols kept."""
+        segs = self._segments
+        parts: list[tuple[int, NDArray[np.uint32]]] = []
+        paths: list[str] = []
+        ranks_in: list[NDArray[np.int64]] = []
+        lines: list[NDArray[np.int64]] = []
+        cols: list[NDArray[np.int64]] = []
+        for s_no, e in group:
+            seg = segs[s_no]
+            rows = seg.rows_of(e)
+            if not len(rows):
+                continue
+            files = np.searchsorted(seg.file_start, rows, side="right") - 1
+            local, inverse = np.unique(files, return_inverse=True)
+            base = len(paths)
+            paths.extend(self._paths[int(seg.file_ids[f])] or "" for f in local.tolist())
+            ranks_in.append(inverse.astype(np.int64) + base)
+            line, col, _, _ = seg.spans_of(rows)
+            lines.append(line)
+            cols.append(col)
+            parts.append((s_no, rows))
+        if not parts:
+            return []
+        place = {path: n for n, path in enumerate(sorted(set(paths)))}
+        order_of_path = np.fromiter((place[p] for p in paths), dtype=np.int64, count=len(paths))
+        rank = order_of_path[np.concatenate(ranks_in)]
+        chosen = np.lexsort((np.concatenate(cols), np.concatenate(lines), rank))[: max(0, limit)]
+        sizes = np.cumsum([0] + [len(r) for _, r in parts])
+        out: list[Symbol | None] = [None] * len(chosen)
+        for k, (s_no, rows) in enumerate(parts):
+            lo, hi = int(sizes[k]), int(sizes[k + 1])
+            at = np.flatnonzero((chosen >= lo) & (chosen < hi))
+            if not len(at):
+                continue
+            built = self._materialize(segs[s_no], rows[chosen[at] - lo])
+            for i, symbol in zip(at.tolist(), built, strict=True):
+                out[i] = symbol
+        return [s for s in out if s is not None]
 
     def _nearest(self, open_file: str | None, width: int) -> list[Symbol]:
         if open_file is None:

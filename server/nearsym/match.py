@@ -478,7 +478,11 @@ class QueryScorer:
             return
         if len(distinct) < 8:
             return
-        plain = self._name_many([n for n, _ in distinct])
+        names = list(dict.fromkeys(n for n, _ in distinct))
+        by_name = self._name_many(names)
+        where = {n: i for i, n in enumerate(names)}
+        index = [where[n] for n, _ in distinct]
+        plain = (by_name[0][index], by_name[1][index])
         low = [
             i
             for i, (n, c) in enumerate(distinct)
@@ -487,9 +491,9 @@ class QueryScorer:
         owner = self._name_many([f"{distinct[i][1]}.{distinct[i][0]}" for i in low])
         out = [plain[0].tolist(), plain[1].tolist()]
         for v in (0, 1):
-            for at, i in enumerate(low):
+            for k, i in enumerate(low):
                 if out[v][i] < QUALIFIED_DISCOUNT * EXACT_SCORE:
-                    discounted = QUALIFIED_DISCOUNT * float(owner[v][at])
+                    discounted = QUALIFIED_DISCOUNT * float(owner[v][k])
                     if discounted > out[v][i]:
                         out[v][i] = discounted
         for i, pair in enumerate(distinct):
@@ -528,7 +532,8 @@ class QueryScorer:
         scored_n = np.zeros(n)
         if not q:
             return scored_t, scored_n
-        chosen = [i for i, s in enumerate(strings) if takes(s)]
+        low = q.lower()
+        chosen = [i for i, s in enumerate(strings) if takes(s) and s.lower() != low]
         found = align_arrays(q, [strings[i] for i in chosen], self.smart_case)
         if found is None:
             chosen = []
@@ -543,7 +548,6 @@ class QueryScorer:
             scored_t[at] = np.where(ok, with_tail, 0.0)
             scored_n[at] = np.where(ok, without, 0.0)
         done = set(chosen)
-        low = q.lower()
         for i, s in enumerate(strings):
             if s == q:
                 scored_t[i] = scored_n[i] = EXACT_SCORE

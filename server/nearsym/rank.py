@@ -25,11 +25,14 @@ tree-sitter, no I/O.
 
 from __future__ import annotations
 
+import heapq
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from nearsym.match import NameEvidence, QueryScorer, explain_name, highlight, split_words
+from nearsym.match import clear_caches as clear_name_caches
 from nearsym.model import Kind, Symbol
 from nearsym.proximity import (
     SAME_FILE_SCORE,
@@ -154,6 +157,15 @@ folder level) is what the server uses."""
 _TEST_FOLDERS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata"})
 
 
+def clear_caches() -> None:
+    """Forget memoised scoring and path work (benchmarks measure each pass
+    cold)."""
+    clear_name_caches()
+    is_test_path.cache_clear()
+    path_segments.cache_clear()
+
+
+@lru_cache(maxsize=8192)
 def is_test_path(path: str) -> bool:
     """Whether a relative `/` path is test code, by the conventions of the
     languages nearsym reads (folder names and file-name patterns)."""
@@ -200,11 +212,12 @@ class Evidence:
         return self.name.score
 
 
-def path_segments(path: str) -> set[str]:
+@lru_cache(maxsize=8192)
+def path_segments(path: str) -> frozenset[str]:
     """The folder names and the file's stem of a relative path, lower-cased."""
     parts = path.lower().split("/")
     stem = parts[-1].split(".", 1)[0]
-    return {*parts[:-1], stem}
+    return frozenset((*parts[:-1], stem))
 
 
 def path_score(query: str, path: str) -> float:
@@ -321,30 +334,40 @@ def _order_fast(
     open_file = context.open_file if policy.closeness else None
     open_norm = os.path.normpath(context.open_file) if context.open_file else None
     by_file: dict[tuple[str, str], tuple[float, bool, bool, float]] = {}
+    by_folder: dict[str, float] = {}
     by_name: dict[tuple[str, str], tuple[float, float]] = {}
     scorer = QueryScorer(query, case)
     ranked = list(ranked)
     scorer.prime((s.name, s.container) for _, s in ranked)
+    words = list(dict.fromkeys(w.lower() for w in split_words(query)))
+    need_file = bool(open_norm or open_file or (policy.imports and context.related))
     keyed: list[tuple[_SortKey, Symbol]] = []
     for r, symbol in ranked:
         fk = (symbol.root, symbol.path)
         f = by_file.get(fk)
         if f is None:
-            file = symbol_file(symbol)
-            in_tests = (
-                policy.test_prior
-                and is_test_path(symbol.path)
-                and not (open_norm and os.path.normpath(file) == open_norm)
-            )
-            proximity = proximity_score(file, open_file)
-            if not policy.same_file_first and proximity == SAME_FILE_SCORE:
-                proximity = SAME_FOLDER_SCORE
-            f = by_file[fk] = (
-                path_score(query, symbol.path),
-                bool(in_tests),
-                policy.imports and file in context.related,
-                proximity,
-            )
+            segments = path_segments(symbol.path)
+            share = sum(1 for w in words if w in segments) / len(words) if words else 0.0
+            in_tests = policy.test_prior and is_test_path(symbol.path)
+            imported = False
+            proximity = 0.0
+            if need_file:
+                file = symbol_file(symbol)
+                same = open_norm is not None and os.path.normpath(file) == open_norm
+                in_tests = in_tests and not same
+                imported = policy.imports and file in context.related
+                if open_file:
+                    if same:
+                        proximity = SAME_FILE_SCORE
+                    else:
+                        folder = os.path.dirname(file)
+                        got = by_folder.get(folder)
+                        if got is None:
+                            got = by_folder[folder] = proximity_score(file, open_file)
+                        proximity = got
+                    if not policy.same_file_first and proximity == SAME_FILE_SCORE:
+                        proximity = SAME_FOLDER_SCORE
+            f = by_file[fk] = (share, bool(in_tests), bool(imported), proximity)
         nk = (symbol.name, symbol.container)
         n = by_name.get(nk)
         if n is None:
@@ -368,6 +391,8 @@ def _order_fast(
             r,
         )
         keyed.append((key, symbol))
+    if len(keyed) > 4 * limit:  # the best `limit` without sorting the rest
+        return [s for _, s in heapq.nsmallest(max(0, limit), keyed, key=lambda pair: pair[0])]
     keyed.sort(key=lambda pair: pair[0])
     return [s for _, s in keyed[: max(0, limit)]]
 

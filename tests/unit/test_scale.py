@@ -75,6 +75,44 @@ def test_retrieval_over_segments_matches_brute_force(seed: int) -> None:
         assert pool[: len(exact)] == exact
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_a_narrow_pool_is_a_prefix_of_a_wide_one(seed: int) -> None:
+    """Over several segments with dead rows and names spelled in several
+    cases (one group of rows per lower-cased name, cut at the width), the
+    pool of width w is the first w rows of the widest pool."""
+    rng = random.Random(seed)
+    index = SymbolIndex("/ws")
+    for _step in range(40):
+        path = f"d{rng.randrange(6)}/f{rng.randrange(12)}.py"
+        if rng.random() < 0.1:
+            index.remove_file(path)
+            continue
+        rows = []
+        for line in range(rng.randint(1, 15)):
+            name = _words(rng)
+            name = rng.choice([name, name.upper(), name.lower(), name.title()])
+            rows.append(sym(name, path, line))
+        index.replace_file(path, rows)
+    assert len(index.segments) > 1
+    for query in ["get", "GET", "s", "sl", "lock", "x", "http_client", "gs", "Set"]:
+        whole = index.candidates(query, 100_000)
+        exact = sum(s.name.lower() == query.lower() for s in whole)
+        for width in (1, 3, 10, 40, 200):
+            assert index.candidates(query, width) == whole[: max(width, exact)], (query, width)
+        for group in _case_groups(index, query):
+            full = index._group_rows(group)
+            for limit in (1, 2, 5, len(full) + 1):
+                assert index._group_rows_first(group, limit) == full[:limit]
+
+
+def _case_groups(index: SymbolIndex, query: str) -> list[list[tuple[int, int]]]:
+    from nearsym.index import _groups
+    from nearsym.segment import merged_keys
+
+    sources = [(n, seg, seg.prefix(query.lower().encode())) for n, seg in enumerate(index.segments)]
+    return [g for g in _groups(merged_keys(sources)) if len(g) > 1]
+
+
 def test_every_exact_match_survives_a_narrow_pool() -> None:
     index = SymbolIndex("/ws")
     index.replace_files(
