@@ -1,0 +1,57 @@
+"""CPU seconds of parsing, of the skimmed definitions query and of the full
+one, over every file of a language in a tree; and whether the two queries
+found the same definitions.
+
+    python tests/bench/skim_walk.py /usr/share/go-1.19/src .go
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import time
+
+from nearsym.extract import _matches, _parser, extract_defs, load_grammar
+from nearsym.languages import language_for_path
+
+
+def main(root: str, extension: str) -> None:
+    spec = language_for_path("x" + extension)
+    if spec is None or spec.skim is None:
+        raise SystemExit(f"no skim for {extension}")
+    full = dataclasses.replace(spec, skim=None)
+    grammar, full_grammar, parser = load_grammar(spec), load_grammar(full), _parser(spec)
+    parse = skim = walk = 0.0
+    files = differ = definitions = 0
+    for folder, _, names in os.walk(root):
+        for name in names:
+            if not name.endswith(extension):
+                continue
+            try:
+                with open(os.path.join(folder, name), "rb") as f:
+                    source = f.read()
+            except OSError:
+                continue
+            files += 1
+            t0 = time.process_time()
+            tree = parser.parse(source)
+            t1 = time.process_time()
+            _matches(source, spec, grammar, tree.root_node)
+            t2 = time.process_time()
+            _matches(source, full, full_grammar, tree.root_node)
+            t3 = time.process_time()
+            parse, skim, walk = parse + t1 - t0, skim + t2 - t1, walk + t3 - t2
+            a, b = extract_defs(source, spec), extract_defs(source, full)
+            definitions += len(a)
+            if (a.names, a.containers, a.kinds, list(a.spans)) != (
+                b.names, b.containers, b.kinds, list(b.spans),
+            ):  # fmt: skip
+                differ += 1
+                print("differs:", os.path.join(folder, name))
+    print(f"{files} files, {definitions} definitions, {differ} files differ")
+    print(f"CPU seconds: parse {parse:.2f}, skimmed query {skim:.2f}, full query {walk:.2f}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
