@@ -266,6 +266,7 @@ class Cache:
             item = self._queue.get()
             try:
                 if item is None:
+                    db.close()  # the last connection: checkpoints and drops the log
                     return
                 kind, rows = item
                 with db:
@@ -277,6 +278,11 @@ class Cache:
                         db.executemany("INSERT INTO snapshot VALUES (?, ?)", list(rows.items()))
                     else:
                         db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in rows])
+                if kind == "snapshot":
+                    # Move the snapshot (hundreds of MB on a large tree) out of
+                    # the write-ahead log now: the next start would otherwise
+                    # read the whole log to index it before its first query.
+                    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             except sqlite3.Error as error:
                 log.warning("cache write failed (%s); cache disabled", error)
                 self.enabled = False

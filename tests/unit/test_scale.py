@@ -197,6 +197,23 @@ def test_pool_cache_and_serial_agree(tmp_path: Path) -> None:
     assert [s.name for s in again.candidates("brand_new_function", 10)] == ["brand_new_function"]
 
 
+def test_a_snapshot_leaves_no_write_ahead_log_behind(tmp_path: Path) -> None:
+    """The next start reads the snapshot from the database file, not from a
+    log it must first index (hundreds of MB on a large tree)."""
+    root = str(tmp_path / "ws")
+    shutil.copytree(POLYGLOT, root)
+    cache = Cache(root, str(tmp_path / "cache"))
+    _cold(root, cache, None)
+    cache.flush()
+    log = cache.path + "-wal"
+    assert not os.path.exists(log) or os.path.getsize(log) == 0
+    cache.close()
+    assert not os.path.exists(log)
+    reopened = Cache(root, str(tmp_path / "cache"))
+    assert reopened.load_snapshot() is not None
+    reopened.close()
+
+
 @pytest.mark.parametrize(
     "damage",
     [
