@@ -352,8 +352,8 @@ class SymbolIndex:
                     container = s.container.lower()
                     return container == owner or container.endswith("." + owner)
 
-                allowed = [_owners_like(seg, owner.encode()) for seg in self._segments]
-        return self._fill(text.encode(), width, keep, first, allowed)
+                allowed = [_owners_like(seg, _bytes(owner)) for seg in self._segments]
+        return self._fill(_bytes(text), width, keep, first, allowed)
 
     def _fill(
         self,
@@ -586,6 +586,12 @@ class SymbolIndex:
             if len(pool) >= width:
                 return pool[:width]
         return pool
+
+
+def _bytes(text: str) -> bytes:
+    """A query's UTF-8 bytes; a lone surrogate (JSON can carry one) passes
+    through as bytes no indexed name holds."""
+    return text.encode("utf-8", "surrogatepass")
 
 
 def _owners_like(seg: Segment, owner: bytes) -> NDArray[np.bool_]:

@@ -249,6 +249,12 @@ async def test_protocol_errors_get_json_rpc_errors_and_the_server_keeps_serving(
         malformed = await client.request("workspace/symbol", {"no_query": True})
         assert malformed["error"]["code"] in (-32602, -32603)  # invalid params
         await until(client, "HTTPServer", lambda n: "HTTPServer" in n)
+        # Any query string gets an answer: a lone surrogate (JSON can carry
+        # one), NUL, other scripts, punctuation alone, a huge one.
+        for odd in ["\ud800", "Reg\udfffistry", "\x00", "é漢", ".", "::", "->", "   ", "a" * 5000]:
+            reply = await client.request("workspace/symbol", {"query": odd})
+            assert isinstance(reply.get("result"), list), (odd, reply)
+        assert "HTTPServer" in await names(client, "HTTPServer")
     finally:
         assert await client.close() == 0
 
