@@ -215,11 +215,8 @@ def index_namespace(
     cancelled: Callable[[], bool] = lambda: False,
     progress: Callable[[int, int], None] | None = None,
     files: Iterable[SourceFile] | None = None,
-    nearby_done: Callable[[], object] | None = None,
 ) -> ColdStats:
-    """Index `root` (or just `files`) into `target`; see the module note.
-    `nearby_done` is called once the open file's folder is indexed, or
-    after the walk when no file was open by then."""
+    """Index `root` (or just `files`) into `target`; see the module note."""
     started = time.perf_counter()
     stats = ColdStats()
     done: set[str] = set()
@@ -295,13 +292,6 @@ def index_namespace(
     # 1. The open file's folder, at once.
     near_done: set[str] = set()
 
-    told = [nearby_done is None]
-
-    def tell() -> None:
-        if not told[0] and nearby_done is not None:
-            told[0] = True
-            nearby_done()
-
     def neighbourhood() -> None:
         open_file = focus()
         if open_file is None:
@@ -319,7 +309,6 @@ def index_namespace(
         # The open file, then the smallest: most names soonest.
         near.sort(key=lambda sf: (sf.path != open_file, sf.size))
         parse_here(near, every=4)
-        tell()
 
     if files is None:
         neighbourhood()
@@ -343,7 +332,6 @@ def index_namespace(
         all_files = walked
     else:
         all_files = list(files)
-    tell()  # no file was open during the walk
     stats.walk_seconds = time.perf_counter() - started
     stats.files = len(all_files)
     need = [sf for sf in all_files if sf.rel not in done and not fresh(sf)]

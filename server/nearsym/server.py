@@ -84,12 +84,6 @@ query flushes pending reparses first, so it never answers from stale text."""
 WATCH_BATCH = 0.05
 """Seconds our own watcher gathers events into one batch (a branch switch
 writes thousands of files at once)."""
-WATCH_AFTER_NEARBY = 1.0
-"""Seconds after the open file's folder is indexed before our own watcher
-sets up: its setup holds the interpreter (0.4 s on a kernel tree), and the
-first answers near the open file go out first. A file changed before then
-is still read by the walk unless it was already parsed (only that folder
-is); open files come through didChange."""
 PROGRESS_MIN_FILES = 200
 """A re-index of fewer files ends before a progress bar could be read."""
 
@@ -179,9 +173,6 @@ class NearsymServer(LanguageServer):
         self._pending: dict[str, asyncio.TimerHandle] = {}
         self._client_watches = False
         self._watcher_stop: asyncio.Event | None = None
-        self._watch_pending = False
-        """Our own watcher is due once the open file's folder is indexed (see
-        `watch_when_answering`)."""
         self.workers = Workers()
         """The indexing process pool, started on the first cold index."""
         self.caches: dict[str, Cache] = {}
@@ -266,14 +257,6 @@ class NearsymServer(LanguageServer):
 
     # -- the index --------------------------------------------------------
     async def index_namespaces(self, namespaces: Sequence[Namespace], title: str) -> None:
-        """`_index_namespaces`; our own watcher, if still due, starts when it
-        ends, however it ends."""
-        try:
-            await self._index_namespaces(namespaces, title)
-        finally:
-            self.watch_when_answering()
-
-    async def _index_namespaces(self, namespaces: Sequence[Namespace], title: str) -> None:
         """Walk and index `namespaces` in the background, reporting progress.
 
         `indexer.index_namespace` runs on a thread: the open file's folder
@@ -326,12 +309,6 @@ class NearsymServer(LanguageServer):
                         focus=lambda: self.focus.path,
                         cancelled=cancelled,
                         progress=report,
-                        nearby_done=functools.partial(
-                            loop.call_soon_threadsafe,
-                            loop.call_later,
-                            WATCH_AFTER_NEARBY,
-                            self.watch_when_answering,
-                        ),
                     ),
                 )
                 files += stats.files
@@ -353,7 +330,6 @@ class NearsymServer(LanguageServer):
             f" ({cached} files from the cache)"
         )
         log.info(summary)
-        self.watch_when_answering()  # before the end is reported: changes after it are seen
         if token is not None:
             self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=summary))
         self.indexed.set()
@@ -424,15 +400,7 @@ class NearsymServer(LanguageServer):
                 log.exception("the file watcher stopped")
                 return
 
-    def watch_when_answering(self) -> None:
-        """Start our own watcher if it is due: `WATCH_AFTER_NEARBY` after the
-        open file's folder is indexed, or when indexing ends if sooner."""
-        if self._watch_pending:
-            log.debug("starting our own file watcher")
-            self.restart_watcher()
-
     def restart_watcher(self) -> None:
-        self._watch_pending = False
         if self._client_watches:
             return
         if self._watcher_stop is not None:
@@ -600,8 +568,8 @@ def make_server() -> NearsymServer:
         """Watch files (the client's watcher when it offers one, else ours),
         then index in the background; queries answer meanwhile."""
         ls._client_watches = await _register_watchers(ls)
-        ls._watch_pending = not ls._client_watches
         ls.spawn(ls.index_namespaces(list(ls.namespaces), "nearsym: indexing"))
+        ls.restart_watcher()
 
     @server.feature(
         types.WORKSPACE_SYMBOL,
