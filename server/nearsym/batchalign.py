@@ -41,6 +41,7 @@ from nearsym.match import (
     SCORE_WORD,
     TAIL,
     TAIL_CAP,
+    ceiling,
 )
 
 MAX_WIDTH = 128
@@ -102,7 +103,7 @@ def align_many(
     if found is None:
         return {}
     raw, tail, ok = found
-    best = SCORE_START + max(SCORE_WORD, SCORE_RUN) * (len(typed) - 1)
+    best = ceiling(len(typed))
     return {
         name: (r, best, t) if k else None
         for name, r, t, k in zip(chosen, raw.tolist(), tail.tolist(), ok.tolist(), strict=True)

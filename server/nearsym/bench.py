@@ -332,19 +332,16 @@ def run(
             samples.append(time.perf_counter() - t0)
     figures.add(f"query, in process ({len(queries)} x {runs})", percentiles(samples))
     if lsp:
-        lsp_runs = [
-            asyncio.run(
-                lsp_latency([root], queries, _probe(root, idx), os.path.join(scratch, f"lsp{n}"))
+        probe = _probe(root, idx)
+
+        def serve(n: int) -> LspFigures:
+            return asyncio.run(
+                lsp_latency([root], queries, probe, os.path.join(scratch, f"lsp{n}"))
             )
-            for n in range(runs)
-        ]
+
+        lsp_runs = [serve(n) for n in range(runs)]
         # The same servers' caches, restarted: the everyday start.
-        warm_runs = [
-            asyncio.run(
-                lsp_latency([root], queries, _probe(root, idx), os.path.join(scratch, f"lsp{n}"))
-            )
-            for n in range(runs)
-        ]
+        warm_runs = [serve(n) for n in range(runs)]
         for label, measured in (("cold", lsp_runs), ("restarted", warm_runs)):
             firsts = [r.first_answer for r in measured if r.first_answer is not None]
             if firsts:

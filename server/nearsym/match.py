@@ -275,8 +275,13 @@ def _align(typed: str, name: str, smart_case: bool = True) -> Alignment | None:
         positions.append(levels[level - 1][0][index])
     positions.reverse()
     tail = min(TAIL_CAP, TAIL * max(0, len(name) - m))
-    ceiling = SCORE_START + max(SCORE_WORD, SCORE_RUN) * (m - 1)
-    return Alignment(tuple(positions), raw - tail, ceiling, tail)
+    return Alignment(tuple(positions), raw - tail, ceiling(m), tail)
+
+
+def ceiling(m: int) -> float:
+    """The most a query of `m` characters can earn: all hits on word starts
+    after a name start."""
+    return SCORE_START + max(SCORE_WORD, SCORE_RUN) * (m - 1)
 
 
 @lru_cache(maxsize=CACHE_NAMES)
@@ -441,10 +446,6 @@ def clear_caches() -> None:
         cached.cache_clear()
 
 
-_UNKNOWN = (0.0, 0.0, 0.0)
-"""A sentinel for `QueryScorer._known` (compared by identity)."""
-
-
 class QueryScorer:
     """`explain_name(...).score` with and without the tail penalty, for one
     query and many names: the query is read once, each alignment serves
@@ -459,7 +460,6 @@ class QueryScorer:
         self.joined = "".join(query.split())
         self.tokens = split_words(query)
         self.counted = [len(t) >= 2 for t in self.tokens]
-        self._known: dict[tuple[str, str], tuple[float, float, float] | None] = {}
         self._both: dict[tuple[str, str], tuple[float, float]] = {}
 
     def prime(self, pairs: Iterable[tuple[str, str]]) -> None:
@@ -467,16 +467,16 @@ class QueryScorer:
         them up): alignments with `batchalign`, the readings with numpy in
         the same arithmetic as `both`, so the scores are equal bit for bit."""
         distinct = list(dict.fromkeys(pairs))
-        if self.qualified:
-            from nearsym.batchalign import align_many  # numpy: only the rerank needs it
-
-            found = align_many(
-                self.wanted, [f"{c}.{n}" if c else n for n, c in distinct], self.smart_case
-            )
-            for name, scored in found.items():
-                self._known[(self.wanted, name)] = scored
-            return
         if len(distinct) < 8:
+            return
+        if self.qualified:
+            qualified = [f"{c}.{n}" if c else n for n, c in distinct]
+            with_tail, without = self._single_many(self.wanted, qualified)
+            for i, pair in enumerate(distinct):
+                lowered = qualified[i].lower()
+                wanted = self.low_wanted
+                if not (lowered == wanted or lowered.endswith("." + wanted)):
+                    self._both[pair] = (float(with_tail[i]), float(without[i]))
             return
         names = list(dict.fromkeys(n for n, _ in distinct))
         by_name = self._name_many(names)
@@ -539,7 +539,7 @@ class QueryScorer:
             chosen = []
         else:
             raw, tail, ok = found
-            best = SCORE_START + max(SCORE_WORD, SCORE_RUN) * (len(q) - 1)
+            best = ceiling(len(q))
             spread = NON_EXACT_CAP - NON_EXACT_FLOOR
             with_tail = NON_EXACT_FLOOR + spread * np.minimum(1.0, np.maximum(0.0, raw) / best)
             untailed = raw + tail
@@ -564,16 +564,9 @@ class QueryScorer:
             return (EXACT_SCORE, EXACT_SCORE)
         if q.lower() == name.lower():
             return (EXACT_IGNORING_CASE_SCORE, EXACT_IGNORING_CASE_SCORE)
-        known = self._known.get((q, name), _UNKNOWN)
-        if known is not _UNKNOWN:
-            if known is None:
-                return (0.0, 0.0)
-            alignment = Alignment((), known[0], known[1], known[2])
-        else:
-            found = _align(q, name, self.smart_case)
-            if found is None:
-                return (0.0, 0.0)
-            alignment = found
+        alignment = _align(q, name, self.smart_case)
+        if alignment is None:
+            return (0.0, 0.0)
         return (_normalise(alignment, True), _normalise(alignment, False))
 
     def _name(self, name: str) -> tuple[float, float]:

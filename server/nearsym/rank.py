@@ -226,7 +226,15 @@ def path_score(query: str, path: str) -> float:
     `syncqueue push` on `internal/syncqueue/queue.go` is 0.5; 0.0 when no word
     is a segment (or the query is empty).
     """
-    words = {w.lower() for w in split_words(query)}
+    return _path_share(_query_words(query), path)
+
+
+def _query_words(query: str) -> list[str]:
+    """The query's distinct words, lower-cased (what `path_score` looks for)."""
+    return list(dict.fromkeys(w.lower() for w in split_words(query)))
+
+
+def _path_share(words: list[str], path: str) -> float:
     if not words:
         return 0.0
     segments = path_segments(path)
@@ -339,15 +347,14 @@ def _order_fast(
     scorer = QueryScorer(query, case)
     ranked = list(ranked)
     scorer.prime((s.name, s.container) for _, s in ranked)
-    words = list(dict.fromkeys(w.lower() for w in split_words(query)))
+    words = _query_words(query)
     need_file = bool(open_norm or open_file or (policy.imports and context.related))
     keyed: list[tuple[_SortKey, Symbol]] = []
     for r, symbol in ranked:
         fk = (symbol.root, symbol.path)
         f = by_file.get(fk)
         if f is None:
-            segments = path_segments(symbol.path)
-            share = sum(1 for w in words if w in segments) / len(words) if words else 0.0
+            share = _path_share(words, symbol.path)
             in_tests = policy.test_prior and is_test_path(symbol.path)
             imported = False
             proximity = 0.0

@@ -612,11 +612,8 @@ class Segment:
         return line, col, end_line, end_col
 
     def _shortest_first(self, ids: NDArray[Any]) -> NDArray[np.intp]:
-        """The order that sorts `ids` by key length, stably (16-bit keys: numpy
-        sorts those by radix, in linear time)."""
-        lengths = np.minimum(self.lengths(ids), 0xFFFF).astype(np.uint16)
-        order: NDArray[np.intp] = np.argsort(lengths, kind="stable")
-        return order
+        """The order that sorts `ids` by key length, stably."""
+        return _by_length(self.lengths(ids))
 
     def lengths(self, ids: NDArray[Any]) -> NDArray[np.int64]:
         """Byte length of each entry's key."""
@@ -741,8 +738,7 @@ class Segment:
         """Containers holding every character of `q` (verify!), shortest first."""
         m = U32(char_mask(q))
         ids = np.flatnonzero((self.cont_masks & m) == m).astype(U32)
-        lengths = np.minimum(self.cont_lengths[ids], 0xFFFF).astype(np.uint16)
-        return ids[np.argsort(lengths, kind="stable")]
+        return ids[_by_length(self.cont_lengths[ids])]
 
     def owner_key(self, c: int) -> bytes:
         return self.cont_lower[int(self.cont_off[c]) + 1 : int(self.cont_off[c + 1])]
@@ -865,6 +861,15 @@ def _pack(
     off = np.where(small, off16, off32).astype(U32)
     base = entries[start[:-1]]
     return codes, small.astype(U8), base, off, counts.astype(U32), tri16, tri32
+
+
+def _by_length(lengths: NDArray[Any]) -> NDArray[np.intp]:
+    """The stable order of `lengths`, ascending (as 16-bit keys, which numpy
+    sorts by radix, in linear time)."""
+    order: NDArray[np.intp] = np.argsort(
+        np.minimum(lengths, 0xFFFF).astype(np.uint16), kind="stable"
+    )
+    return order
 
 
 def sorted_unique(a: Any, universe: int = 0) -> Any:
