@@ -28,6 +28,7 @@ import concurrent.futures as cf
 import logging
 import multiprocessing
 import os
+import select
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -51,6 +52,8 @@ CHUNK = 24
 MAX_BATCH = 250_000
 """Most definitions held as Python objects before they become a segment:
 bounds the indexer's transient memory (and the heap it fragments)."""
+GATE_SECONDS = 30.0
+"""Longest a walk waits for file changes to be watched."""
 FLUSH_SECONDS = 0.25
 """Longest wait before parsed results become searchable."""
 
@@ -128,6 +131,41 @@ def _result(parsed: Parsed) -> Result:
     return SkippedFile(reason) if status == SKIPPED else OSError(reason)
 
 
+def worker_start(server: int) -> None:
+    """Set up a pool worker: its stdout, inherited from the server, is the
+    LSP stream, so it points at /dev/null instead; and the worker exits when
+    the server does. A pool's workers otherwise outlive a server killed
+    outright, waiting on their task queue forever (and the forkserver with
+    them, as each holds its end of the forkserver's liveness pipe)."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.close(null)
+    try:
+        handle = os.pidfd_open(server)
+    except (AttributeError, OSError):  # not Linux 5.3+: poll instead
+        handle = -1
+
+    def watch() -> None:
+        if handle >= 0:
+            select.select([handle], [], [])  # readable once the server exits
+        else:
+            while _alive(server):
+                time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="nearsym-parent-watch", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class Workers:
     """A process pool, started on first use (`forkserver`: the workers do not
     inherit the server's threads or its stdio streams)."""
@@ -159,7 +197,10 @@ class Workers:
                 if method == "forkserver":
                     multiprocessing.set_forkserver_preload(["nearsym.indexer", "nearsym.extract"])
                 self._pool = cf.ProcessPoolExecutor(
-                    self.count, mp_context=multiprocessing.get_context(method)
+                    self.count,
+                    mp_context=multiprocessing.get_context(method),
+                    initializer=worker_start,
+                    initargs=(os.getpid(),),
                 )
             try:
                 return self._pool.submit(parse_jobs, list(jobs), max_bytes)
@@ -215,8 +256,11 @@ def index_namespace(
     cancelled: Callable[[], bool] = lambda: False,
     progress: Callable[[int, int], None] | None = None,
     files: Iterable[SourceFile] | None = None,
+    walk_gate: threading.Event | None = None,
 ) -> ColdStats:
-    """Index `root` (or just `files`) into `target`; see the module note."""
+    """Index `root` (or just `files`) into `target`; see the module note.
+    With `walk_gate`, the walk waits for it (up to `GATE_SECONDS`): the
+    server sets it once file changes are watched."""
     started = time.perf_counter()
     stats = ColdStats()
     done: set[str] = set()
@@ -320,6 +364,8 @@ def index_namespace(
 
         def walk() -> None:
             try:
+                if walk_gate is not None and not walk_gate.wait(GATE_SECONDS):
+                    log.warning("the file watcher is not ready; walking %s anyway", root)
                 walked.extend(discover(root, config))
             finally:
                 walk_done.set()
@@ -334,7 +380,17 @@ def index_namespace(
         all_files = list(files)
     stats.walk_seconds = time.perf_counter() - started
     stats.files = len(all_files)
-    need = [sf for sf in all_files if sf.rel not in done and not fresh(sf)]
+    # A file parsed near the open file and changed before the walk reached
+    # it (before changes were watched) is parsed again.
+    need = [
+        sf
+        for sf in all_files
+        if (
+            sf.rel not in done
+            or stamps.get(sf.rel, (sf.size, sf.mtime_ns)) != (sf.size, sf.mtime_ns)
+        )
+        and not fresh(sf)
+    ]
     walked_rels = {sf.rel for sf in all_files}
     gone = [rel for rel in known if rel not in walked_rels]
     if gone:

@@ -23,6 +23,7 @@ import asyncio
 import functools
 import logging
 import os
+import threading
 import time
 import uuid
 from collections.abc import Sequence
@@ -45,6 +46,7 @@ from nearsym.memory import settle
 from nearsym.model import Kind, Span, Symbol
 from nearsym.relations import Relations
 from nearsym.search import Namespace, answer, pages
+from nearsym.watcher import WatcherProcess
 
 log = logging.getLogger(__name__)
 
@@ -81,9 +83,8 @@ DEBOUNCE = 0.08
 """Seconds a buffer must rest before it is reparsed (80 ms: below the
 200 ms VS Code waits before it asks, above a fast typist's key interval). A
 query flushes pending reparses first, so it never answers from stale text."""
-WATCH_BATCH = 0.05
-"""Seconds our own watcher gathers events into one batch (a branch switch
-writes thousands of files at once)."""
+WATCHER_RETRIES = 3
+"""Restarts of our own watcher before the server goes on without one."""
 PROGRESS_MIN_FILES = 200
 """A re-index of fewer files ends before a progress bar could be read."""
 
@@ -158,6 +159,8 @@ class NearsymServer(LanguageServer):
         self.live = LiveWorkspace(Config())
         self.ready = False
         self.walks = 0
+        self.indexing = 0
+        """Cold indexes running now."""
         self.walk_of: dict[str, int] = {}
         """The newest walk of each namespace: an older walk still running
         stops applying results for a namespace a newer walk has taken over
@@ -172,7 +175,11 @@ class NearsymServer(LanguageServer):
         self.tasks: set[asyncio.Task[None]] = set()
         self._pending: dict[str, asyncio.TimerHandle] = {}
         self._client_watches = False
-        self._watcher_stop: asyncio.Event | None = None
+        self._watcher: WatcherProcess | None = None
+        self.watch_ready = threading.Event()
+        """Set once file changes are being watched (by the client or by our
+        watcher, or when ours could not start): a cold index walks the tree
+        only then, so no file created meanwhile is missed."""
         self.workers = Workers()
         """The indexing process pool, started on the first cold index."""
         self.caches: dict[str, Cache] = {}
@@ -257,6 +264,17 @@ class NearsymServer(LanguageServer):
 
     # -- the index --------------------------------------------------------
     async def index_namespaces(self, namespaces: Sequence[Namespace], title: str) -> None:
+        """`_index_namespaces`; the process pool is shut down when no index
+        runs (its workers hold tens of MB each, idle)."""
+        self.indexing += 1
+        try:
+            await self._index_namespaces(namespaces, title)
+        finally:
+            self.indexing -= 1
+            if self.indexing == 0:
+                self.workers.close()
+
+    async def _index_namespaces(self, namespaces: Sequence[Namespace], title: str) -> None:
         """Walk and index `namespaces` in the background, reporting progress.
 
         `indexer.index_namespace` runs on a thread: the open file's folder
@@ -309,6 +327,7 @@ class NearsymServer(LanguageServer):
                         focus=lambda: self.focus.path,
                         cancelled=cancelled,
                         progress=report,
+                        walk_gate=self.watch_ready,
                     ),
                 )
                 files += stats.files
@@ -372,39 +391,48 @@ class NearsymServer(LanguageServer):
             await asyncio.sleep(0)
 
     async def watch(self) -> None:
-        """Our own watcher (watchfiles), for clients that do not watch."""
-        import watchfiles
+        """Our own watcher (a helper process: see `nearsym.watcher`), for
+        clients that do not watch; restarted when it fails, a few times. A
+        new one replaces the old only once its watches are in place, so
+        folders watched before a folder change miss nothing meanwhile."""
+        failures = 0
+        while failures < WATCHER_RETRIES:
+            old = self._watcher
+            if not self.namespaces:
+                self._watcher = None
+                if old is not None:
+                    old.close()
+                break
+            watcher = WatcherProcess([ns.root for ns in self.namespaces])
+            self._watcher = watcher
 
-        self._watcher_stop = asyncio.Event()
-        kinds = {
-            watchfiles.Change.added: Change.CREATED,
-            watchfiles.Change.modified: Change.CHANGED,
-            watchfiles.Change.deleted: Change.DELETED,
-        }
-        while self.namespaces and not self._watcher_stop.is_set():
-            roots = [ns.root for ns in self.namespaces]
+            def ready(old: WatcherProcess | None = old) -> None:
+                if old is not None:
+                    old.close()
+                self.watch_ready.set()
+
+            async def on_batch(batch: list[tuple[int, str]]) -> None:
+                await self.apply_disk_changes([(Change(kind), path) for kind, path in batch])
+
             try:
-                async for events in watchfiles.awatch(
-                    *roots,
-                    stop_event=self._watcher_stop,
-                    step=int(WATCH_BATCH * 1000),
-                    recursive=True,
-                    ignore_permission_denied=True,
-                    watch_filter=None,
-                ):
-                    batch = [(kinds[c], p) for c, p in events]
-                    await self.apply_disk_changes(batch)
-                    if [ns.root for ns in self.namespaces] != roots:
-                        break  # folders changed: watch the new set
-            except Exception:
-                log.exception("the file watcher stopped")
-                return
+                stopped = await watcher.run(ready, on_batch)
+            except (OSError, RuntimeError):
+                log.exception("could not start the file watcher")
+                ready()
+                stopped = False
+            if self._watcher is not watcher or stopped:
+                return  # replaced (folders changed) or shut down
+            failures += 1
+            log.warning("the file watcher stopped; restarting it (%d)", failures)
+        self.watch_ready.set()
 
     def restart_watcher(self) -> None:
+        """(Re)start our own watcher on the current folders; with a client
+        that watches, the index walks at once."""
         if self._client_watches:
+            self.watch_ready.set()
             return
-        if self._watcher_stop is not None:
-            self._watcher_stop.set()
+        self.watch_ready.clear()
         self.spawn(self.watch())
 
     # -- answers ----------------------------------------------------------
@@ -568,8 +596,8 @@ def make_server() -> NearsymServer:
         """Watch files (the client's watcher when it offers one, else ours),
         then index in the background; queries answer meanwhile."""
         ls._client_watches = await _register_watchers(ls)
-        ls.spawn(ls.index_namespaces(list(ls.namespaces), "nearsym: indexing"))
         ls.restart_watcher()
+        ls.spawn(ls.index_namespaces(list(ls.namespaces), "nearsym: indexing"))
 
     @server.feature(
         types.WORKSPACE_SYMBOL,
@@ -668,9 +696,9 @@ def make_server() -> NearsymServer:
             path = uri_to_path(folder.uri)
             if path is not None:
                 added.append(ls.live.add_root(path))
+        ls.restart_watcher()
         if added:
             ls.spawn(ls.index_namespaces(added, "nearsym: indexing new folders"))
-        ls.restart_watcher()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(
@@ -700,8 +728,9 @@ def make_server() -> NearsymServer:
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: NearsymServer, params: Any) -> None:
-        if ls._watcher_stop is not None:
-            ls._watcher_stop.set()
+        if ls._watcher is not None:
+            ls._watcher.close()
+            ls._watcher = None
         for task in list(ls.tasks):
             task.cancel()
         ls.workers.close()

@@ -9,6 +9,10 @@ import os
 import random
 import shutil
 import sqlite3
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -386,6 +390,78 @@ def test_open_files_folder_is_indexed_first(tmp_path: Path) -> None:
     assert all(rel.startswith("c/d/") for rel in order[:30])  # then its folder
     assert len(batches[0]) < 30  # searchable a few files at a time
     assert order.index("a/m0.py") > max(order.index(f"c/d/m{n}.py") for n in range(30))
+
+
+def test_the_walk_waits_for_the_gate_and_sees_what_changed_meanwhile(tmp_path: Path) -> None:
+    """With a gate (the server's "file changes are watched"), the open
+    file's folder is indexed at once and the walk waits; a file created, and
+    a neighbourhood file changed, before the gate opens are indexed as they
+    are when it opens."""
+    root = tmp_path / "ws"
+    (root / "near").mkdir(parents=True)
+    (root / "far").mkdir()
+    (root / "near" / "open.py").write_text("def opened_first():\n    pass\n")
+    (root / "near" / "sibling.py").write_text("def sibling_before():\n    pass\n")
+    (root / "far" / "old.py").write_text("def far_away():\n    pass\n")
+    open_file = str(root / "near" / "open.py")
+    gate = threading.Event()
+    index = SymbolIndex(str(root))
+    out: list[object] = []
+    runner = threading.Thread(
+        target=lambda: out.append(
+            index_namespace(
+                str(root), Config(), IndexTarget(index), focus=lambda: open_file, walk_gate=gate
+            )
+        )
+    )
+    runner.start()
+    for _ in range(400):
+        if "near/sibling.py" in index.files:
+            break
+        time.sleep(0.01)
+    assert {"near/open.py", "near/sibling.py"} <= set(index.files)
+    time.sleep(0.2)
+    assert "far/old.py" not in index.files and runner.is_alive()  # the walk waits
+    (root / "near" / "sibling.py").write_text("def sibling_after_a_change():\n    pass\n")
+    (root / "far" / "created.py").write_text("def created_while_waiting():\n    pass\n")
+    gate.set()
+    runner.join(10)
+    assert out, "the index never finished"
+    names = {s.name for s in index.all_symbols()}
+    assert {"opened_first", "far_away", "created_while_waiting"} <= names
+    assert "sibling_after_a_change" in names and "sibling_before" not in names
+
+
+def test_pool_workers_exit_with_the_server(tmp_path: Path) -> None:
+    """A server killed outright (SIGKILL: no shutdown runs) must not leave
+    its indexing workers behind, waiting on their task queue forever."""
+    script = (
+        "import sys, time\n"
+        "from nearsym.indexer import Workers\n"
+        "w = Workers(2)\n"
+        "w.warm()\n"
+        "w.submit([], 0).result()\n"
+        "print(' '.join(str(p) for p in w._pool._processes), flush=True)\n"  # type: ignore
+        "time.sleep(60)\n"
+    )
+    server = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
+    assert server.stdout is not None
+    workers = [int(p) for p in server.stdout.readline().split()]
+    assert len(workers) == 2
+    server.kill()
+    server.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_running(p) for p in workers):
+        time.sleep(0.05)
+    assert [p for p in workers if _running(p)] == []
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def test_compact_leaves_a_dominant_segment_alone() -> None:

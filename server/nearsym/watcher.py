@@ -1,0 +1,164 @@
+"""Our own file watcher, in a helper process.
+
+Design note
+-----------
+A client that does not watch files for us (Neovim 0.11 without a watch
+capability, eglot, the bench's client) gets watchfiles. Its setup walks the
+whole tree and adds an inotify watch per folder while holding the
+interpreter lock: on the Linux kernel that stalls every thread of the
+server for 0.4 to 1 s, right when the first answer near the open file is
+due. So it runs in a process of its own (`python -m nearsym.watcher ROOT
+...`), which speaks a line protocol on its stdout:
+
+- `ready` once the watches are in place (after that, no change is missed);
+- then one JSON array per batch of changes: `[[kind, path], ...]` with
+  kind 1 created, 2 changed, 3 deleted (paths that are not valid UTF-8
+  travel as the `surrogateescape` strings `os` gives, which JSON escapes).
+
+It stops when its stdin closes, so it never outlives the server, even one
+killed with SIGKILL. The server holds back the full walk of a cold index
+until `ready` (the open file's folder is parsed at once regardless), so a
+file created while the watches are being set up is seen by the walk or by
+the watcher, never by neither.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+import threading
+from collections.abc import Awaitable, Callable
+
+log = logging.getLogger(__name__)
+
+READY = b"ready"
+STEP_MS = 50
+"""Milliseconds the helper gathers events into one batch (a branch switch
+writes thousands of files at once)."""
+TIMEOUT_MS = 100
+"""The helper's idle wake-up: the first one after set-up says `ready`."""
+
+Batch = list[tuple[int, str]]
+
+
+def main(roots: list[str]) -> int:
+    """The helper process: watch `roots` until stdin closes."""
+    import watchfiles
+
+    stop = threading.Event()
+
+    def wait_for_eof() -> None:
+        try:
+            while sys.stdin.buffer.read(65536):
+                pass
+        finally:
+            stop.set()
+
+    threading.Thread(target=wait_for_eof, daemon=True).start()
+    kinds = {
+        watchfiles.Change.added: 1,
+        watchfiles.Change.modified: 2,
+        watchfiles.Change.deleted: 3,
+    }
+    out = sys.stdout.buffer
+    ready = False
+    try:
+        for changes in watchfiles.watch(
+            *roots,
+            watch_filter=None,
+            step=STEP_MS,
+            rust_timeout=TIMEOUT_MS,
+            yield_on_timeout=True,
+            stop_event=stop,
+            ignore_permission_denied=True,
+            raise_interrupt=False,
+        ):
+            if not ready:
+                out.write(READY + b"\n")
+                ready = True
+            if changes:
+                line = json.dumps([(kinds[c], p) for c, p in changes])
+                out.write(line.encode("ascii") + b"\n")
+            out.flush()
+    except BrokenPipeError:  # the server is gone
+        return 0
+    except Exception as error:  # too many watches, a root removed under us
+        print(f"nearsym watcher: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+class WatcherProcess:
+    """The server's end: start the helper, read its batches, stop it."""
+
+    def __init__(self, roots: list[str]) -> None:
+        self.roots = roots
+        self._process: asyncio.subprocess.Process | None = None
+
+    async def run(
+        self, on_ready: Callable[[], None], on_batch: Callable[[Batch], Awaitable[None]]
+    ) -> bool:
+        """Watch until stopped (True) or until the helper fails (False);
+        `on_ready` is called once the watches are in place, or when the
+        helper fails before that (the index must not wait for it)."""
+        # The helper imports this package from where the server found it.
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        path = os.environ.get("PYTHONPATH")
+        env = {**os.environ, "PYTHONPATH": here + (os.pathsep + path if path else "")}
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "nearsym.watcher", *self.roots,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            env=env, limit=64 * 1024 * 1024,
+        )  # fmt: skip
+        self._process = process
+        assert process.stdout is not None
+        told = False
+        try:
+            while True:
+                line = await process.stdout.readline()
+                if not line:
+                    break
+                line = line.rstrip(b"\n")
+                if line == READY:
+                    if not told:
+                        on_ready()
+                        told = True
+                    continue
+                try:
+                    batch = [(int(k), str(p)) for k, p in json.loads(line)]
+                except (ValueError, TypeError) as error:
+                    log.warning("unreadable line from the file watcher: %s", error)
+                    continue
+                await on_batch(batch)
+        finally:
+            if not told:
+                on_ready()
+            stopped = process.stdin is None or process.stdin.is_closing()
+            await self.stop()
+        return stopped or process.returncode == 0
+
+    async def stop(self) -> None:
+        process = self._process
+        if process is None:
+            return
+        if process.stdin is not None and not process.stdin.is_closing():
+            process.stdin.close()
+        try:
+            await asyncio.wait_for(process.wait(), timeout=5)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+
+    def close(self) -> None:
+        """Stop without waiting (shutdown): the helper exits on stdin EOF."""
+        process = self._process
+        if process is not None and process.stdin is not None and not process.stdin.is_closing():
+            process.stdin.close()
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.WARNING)
+    sys.exit(main(sys.argv[1:]))
