@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from nearsym import relations as relations_module
 from nearsym.config import Config
 from nearsym.index import SymbolIndex
 from nearsym.rank import RankContext, rerank
@@ -83,3 +86,33 @@ def test_imported_file_wins_a_name_tie() -> None:
         other,
         imported,
     ]
+
+
+def test_a_layout_is_reused_only_while_a_cold_index_adds_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rebuilding the file layout takes 0.1 s on the kernel; during a cold
+    index (every batch changes the index) it is reused for a while, after it
+    never: an import of a file indexed since resolves at once."""
+    ns = workspace(tmp_path, {"a.py": "import b\n", "c.py": "def c(): pass\n"})
+    index = ns[0].index
+    relations = Relations()
+    open_file = str(tmp_path / "a.py")
+    assert relations.related_files(open_file, ns) == frozenset()
+    (tmp_path / "b.py").write_text("def b(): pass\n")
+    index.bulk = True
+    index_root(str(tmp_path), index, Config())
+    index.bulk = True
+    assert relations.related_files(open_file, ns) == frozenset()  # reused
+    monkeypatch.setattr(relations_module, "BULK_LAYOUT_SECONDS", 0.0)
+    assert relations.related_files(open_file, ns) == {str(tmp_path / "b.py")}
+    monkeypatch.setattr(relations_module, "BULK_LAYOUT_SECONDS", 60.0)
+    (tmp_path / "d.py").write_text("def d(): pass\n")
+    (tmp_path / "a.py").write_text("import b\nimport d\n")
+    index.bulk = False
+    index_root(str(tmp_path), index, Config())
+    assert index.bulk is False
+    assert relations.related_files(open_file, ns) == {
+        str(tmp_path / "b.py"),
+        str(tmp_path / "d.py"),
+    }
