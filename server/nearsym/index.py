@@ -292,36 +292,40 @@ class SymbolIndex:
     def _materialize(self, seg: Segment, rows: NDArray[np.uint32]) -> list[Symbol]:
         if len(rows) == 0:
             return []
-        files = (np.searchsorted(seg.file_start, rows, side="right") - 1).tolist()
-        fids = seg.file_ids
+        files = np.searchsorted(seg.file_start, rows, side="right") - 1
+        paths = self._paths
+        path_of = [paths[f] or "" for f in seg.file_ids[files].tolist()]
+        names = seg.languages
+        language_of = [names[n] for n in seg.file_lang[files].tolist()]
+        conts = seg.cont[rows].tolist()
+        owner: dict[int, str] = {c: seg.container(c) for c in set(conts)}
         root = self.root
-        out: list[Symbol] = []
+        kinds = _KINDS
         line_, col_, end_line_, end_col_ = seg.spans_of(rows)
-        langs = seg.file_lang
-        for f, name, c, line, col, el, ec, k in zip(
-            files,
-            seg.names_of(seg.entry[rows]),
-            seg.cont[rows].tolist(),
-            line_.tolist(),
-            col_.tolist(),
-            end_line_.tolist(),
-            end_col_.tolist(),
-            seg.kind[rows].tolist(),
-            strict=True,
-        ):
-            out.append(
-                Symbol(
-                    name,
-                    _KINDS.get(k & ~LOCAL_BIT, Kind.VARIABLE),
-                    seg.container(c),
-                    root,
-                    self._paths[int(fids[f])] or "",
-                    Span(line, col, el, ec),
-                    seg.languages[langs[f]],
-                    bool(k & LOCAL_BIT),
-                )
+        return [
+            Symbol(
+                name,
+                kinds.get(k & ~LOCAL_BIT, Kind.VARIABLE),
+                owner[c],
+                root,
+                path,
+                Span(line, col, el, ec),
+                language,
+                bool(k & LOCAL_BIT),
             )
-        return out
+            for name, c, path, language, line, col, el, ec, k in zip(
+                seg.names_of(seg.entry[rows]),
+                conts,
+                path_of,
+                language_of,
+                line_.tolist(),
+                col_.tolist(),
+                end_line_.tolist(),
+                end_col_.tolist(),
+                seg.kind[rows].tolist(),
+                strict=True,
+            )
+        ]
 
     # -- retrieval -----------------------------------------------------------------
     def candidates(self, query: str, width: int, open_file: str | None = None) -> list[Symbol]:

@@ -39,7 +39,7 @@ and `rank`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -297,21 +297,30 @@ def _landing_bases(name: str) -> tuple[float, ...]:
     return tuple(bases)
 
 
-def has_name_evidence(query: str, name: str, container: str) -> bool:
+def name_evidence(query: str) -> Callable[[str, str], bool]:
     """Whether `explain_name(query, name, container).score > 0`, without
-    scoring: the query (whitespace removed) must be an ordered subsequence
-    of the name, or of `container.name` (the owner reading, or a qualified
+    scoring, as `(name, container) -> bool` with the query's work done once:
+    the query (whitespace removed) must be an ordered subsequence of the
+    name, or of `container.name` (the owner reading, or a qualified
     query)."""
     if is_qualified(query):
         wanted = normalise_qualified(query).strip(".").lower()
-        qualified = f"{container}.{name}" if container else name
-        return bool(wanted) and is_subsequence(wanted, qualified.lower())
+
+        def qualified(name: str, container: str) -> bool:
+            full = f"{container}.{name}" if container else name
+            return bool(wanted) and is_subsequence(wanted, full.lower())
+
+        return qualified
     joined = "".join(query.split()).lower()
-    if not joined:
-        return False
-    if is_subsequence(joined, name.lower()):
-        return True
-    return bool(container) and is_subsequence(joined, f"{container}.{name}".lower())
+
+    def plain(name: str, container: str) -> bool:
+        if not joined:
+            return False
+        if is_subsequence(joined, name.lower()):
+            return True
+        return bool(container) and is_subsequence(joined, f"{container}.{name}".lower())
+
+    return plain
 
 
 def _normalise(alignment: Alignment, tail: bool = True) -> float:

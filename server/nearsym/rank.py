@@ -237,6 +237,9 @@ def _query_words(query: str) -> list[str]:
 def _path_share(words: list[str], path: str) -> float:
     if not words:
         return 0.0
+    low = path.lower()
+    if not any(w in low for w in words):  # no segment can be a word
+        return 0.0
     segments = path_segments(path)
     return sum(1 for w in words if w in segments) / len(words)
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nearsym.index import SymbolIndex
-from nearsym.match import has_name_evidence
+from nearsym.match import name_evidence
 from nearsym.model import Symbol
 from nearsym.rank import RankContext, RankPolicy, fetch_limit, pool_width, rerank_groups
 
@@ -118,8 +118,9 @@ def ranked_pool(
     # rows do not depend on how wide the pool is.
     per_namespace = [_blocks(p, width, block) for p in pools]
     if query.strip():
+        evident = name_evidence(query)
         per_namespace = [
-            [[s for s in b if has_name_evidence(query, s.name, s.container)] for b in blocks]
+            [[s for s in b if evident(s.name, s.container)] for b in blocks]
             for blocks in per_namespace
         ]
     ordered: list[Symbol] = []
