@@ -346,26 +346,34 @@ def _order_fast(
     open_norm = os.path.normpath(context.open_file) if context.open_file else None
     by_file: dict[tuple[str, str], tuple[float, bool, bool, float]] = {}
     by_folder: dict[str, float] = {}
-    by_name: dict[tuple[str, str], tuple[float, float]] = {}
+    by_name: dict[tuple[str, str], tuple[float, float, str]] = {}
     scorer = QueryScorer(query, case)
     ranked = list(ranked)
     scorer.prime((s.name, s.container) for _, s in ranked)
     words = _query_words(query)
     need_file = bool(open_norm or open_file or (policy.imports and context.related))
     keyed: list[tuple[_SortKey, Symbol]] = []
+    # Per-row work is what a large pool (every exact `id` of the kernel)
+    # costs: the policy's switches and the tables are read once.
+    test_prior, use_imports = policy.test_prior, policy.imports
+    local_prior, kind_prior = policy.local_prior, policy.kind_prior
+    tail_late, last_first = policy.tail_late, policy.last_definition_first
+    same_file_first, related = policy.same_file_first, context.related
+    kind_rank = _KIND_RANK.get
+    both = scorer.both
     for r, symbol in ranked:
         fk = (symbol.root, symbol.path)
         f = by_file.get(fk)
         if f is None:
             share = _path_share(words, symbol.path)
-            in_tests = policy.test_prior and is_test_path(symbol.path)
+            in_tests = test_prior and is_test_path(symbol.path)
             imported = False
             proximity = 0.0
             if need_file:
                 file = symbol_file(symbol)
                 same = open_norm is not None and os.path.normpath(file) == open_norm
                 in_tests = in_tests and not same
-                imported = policy.imports and file in context.related
+                imported = use_imports and file in related
                 if open_file:
                     if same:
                         proximity = SAME_FILE_SCORE
@@ -375,29 +383,31 @@ def _order_fast(
                         if got is None:
                             got = by_folder[folder] = proximity_score(file, open_file)
                         proximity = got
-                    if not policy.same_file_first and proximity == SAME_FILE_SCORE:
+                    if not same_file_first and proximity == SAME_FILE_SCORE:
                         proximity = SAME_FOLDER_SCORE
             f = by_file[fk] = (share, bool(in_tests), bool(imported), proximity)
-        nk = (symbol.name, symbol.container)
+        name, container = symbol.name, symbol.container
+        nk = (name, container)
         n = by_name.get(nk)
         if n is None:
-            score, shape = scorer.both(symbol.name, symbol.container)
-            n = by_name[nk] = (score, shape if policy.tail_late else score)
-        path_share, in_tests, imported, proximity = f
+            score, shape = both(name, container)
+            qualified = f"{container}.{name}" if container else name
+            n = by_name[nk] = (score, shape if tail_late else score, qualified)
+        span = symbol.span
         key: _SortKey = (
             -n[1],
-            -path_share,
-            in_tests,
-            policy.local_prior and symbol.local,
-            not imported,
-            _KIND_RANK.get(symbol.kind, 1) if policy.kind_prior else 0,
-            -proximity,
+            -f[0],
+            f[1],
+            local_prior and symbol.local,
+            not f[2],
+            kind_rank(symbol.kind, 1) if kind_prior else 0,
+            -f[3],
             -n[0],
             symbol.root,
             symbol.path,
-            symbol.qualified_name,
-            -symbol.span.line if policy.last_definition_first else symbol.span.line,
-            symbol.span.col,
+            n[2],
+            -span.line if last_first else span.line,
+            span.col,
             r,
         )
         keyed.append((key, symbol))
