@@ -37,7 +37,6 @@ import threading
 import time
 from collections.abc import Iterable
 from functools import cache
-from importlib import metadata
 from typing import Any
 
 from nearsym import __version__
@@ -65,6 +64,8 @@ def stamp() -> str:
 
 
 def _version(dist: str) -> str:
+    from importlib import metadata  # 40 ms to import: not before the first answer
+
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
