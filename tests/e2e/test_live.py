@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ..processes import children, running
 from .conftest import FIXTURE
 from .rawclient import RawClient
 
@@ -116,46 +116,20 @@ async def test_own_watcher_sees_files_created_and_deleted(workspace: Path) -> No
         assert await client.close() == 0
 
 
-def _children(parent: int) -> dict[int, bytes]:
-    """Live child processes of `parent`, with their command lines."""
-    found = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                command = f.read()
-        except OSError:
-            continue
-        if int(fields[1]) == parent and fields[0] != "Z":
-            found[int(entry)] = command
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 async def test_own_watcher_helper_never_outlives_the_server(workspace: Path) -> None:
     """Our watcher runs in a helper process (its setup would hold the
     server's interpreter lock); a server killed outright takes it, and every
     other process it started, along."""
     client = await session(workspace, NOT_WATCHING)
-    children = _children(client.process.pid)
-    assert [c for c in children.values() if b"nearsym.watcher" in c]
+    started = children(client.process.pid)
+    assert [c for c in started.values() if b"nearsym.watcher" in c]
     client.process.kill()
     await client.process.wait()
     for _ in range(200):
-        if not any(_alive(pid) for pid in children):
+        if not any(running(pid) for pid in started):
             break
         await asyncio.sleep(0.05)
-    assert [children[pid] for pid in children if _alive(pid)] == []
+    assert [started[pid] for pid in started if running(pid)] == []
 
 
 async def test_new_workspace_folder_is_indexed_and_a_removed_one_dropped(

@@ -25,6 +25,8 @@ from nearsym.indexer import IndexTarget, Workers, index_into, index_namespace, s
 from nearsym.match import is_subsequence
 from nearsym.model import Kind, Span, Symbol
 
+from ..processes import running
+
 POLYGLOT = Path(__file__).parent.parent / "fixtures" / "polyglot"
 
 
@@ -451,17 +453,9 @@ def test_pool_workers_exit_with_the_server(tmp_path: Path) -> None:
     server.kill()
     server.wait()
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(_running(p) for p in workers):
+    while time.monotonic() < deadline and any(running(p) for p in workers):
         time.sleep(0.05)
-    assert [p for p in workers if _running(p)] == []
-
-
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+    assert [p for p in workers if running(p)] == []
 
 
 def test_compact_leaves_a_dominant_segment_alone() -> None:
