@@ -475,3 +475,22 @@ def test_compact_leaves_a_dominant_segment_alone() -> None:
     index.compact()
     assert index.segments[0] is big and len(index.segments) == 2
     assert [s.name for s in index.candidates("small2", 5)] == ["small2"]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_sorted_intersection_equals_numpy(seed: int) -> None:
+    """The trigram lists' intersection by binary search is numpy's, on
+    sorted unique lists of every relative size, empty and disjoint ones
+    included."""
+    import numpy as np
+
+    from nearsym.segment import intersect_sorted
+
+    rng = np.random.default_rng(seed)
+    for _ in range(50):
+        universe = int(rng.integers(1, 5000))
+        a = np.unique(rng.integers(0, universe, int(rng.integers(0, 300)))).astype(np.uint32)
+        b = np.unique(rng.integers(0, universe, int(rng.integers(0, 3000)))).astype(np.uint32)
+        want = np.intersect1d(a, b, assume_unique=True)
+        got = intersect_sorted(a, b)
+        assert got.dtype == np.uint32 and got.tolist() == want.tolist()
