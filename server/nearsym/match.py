@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from nearsym.model import qualified
+
 # Points per matched character, by where it lands. Only their order and
 # rough ratios matter; the values follow fzf's scheme (a boundary is worth more
 # than a run, a run more than a scattered hit) and are guesses awaiting
@@ -306,16 +308,15 @@ def name_evidence(query: str) -> Callable[[str, str], bool]:
     if is_qualified(query):
         wanted = normalise_qualified(query).strip(".").lower()
 
-        def qualified(name: str, container: str) -> bool:
-            full = f"{container}.{name}" if container else name
-            return bool(wanted) and is_subsequence(wanted, full.lower())
+        def in_order(name: str, container: str) -> bool:
+            return bool(wanted) and is_subsequence(wanted, qualified(container, name).lower())
 
-        return qualified
+        return in_order
     joined = "".join(query.split()).lower()
+    if not joined:
+        return lambda name, container: False
 
     def plain(name: str, container: str) -> bool:
-        if not joined:
-            return False
         if is_subsequence(joined, name.lower()):
             return True
         return bool(container) and is_subsequence(joined, f"{container}.{name}".lower())
@@ -419,22 +420,22 @@ def explain_name(
 
     if is_qualified(query):
         wanted = normalise_qualified(query).strip(".")
-        qualified = f"{container}.{name}" if container else name
-        low_wanted, low_qualified = wanted.lower(), qualified.lower()
-        if low_qualified == low_wanted or low_qualified.endswith("." + low_wanted):
-            exact = qualified.endswith(wanted)
+        full = qualified(container, name)
+        low_wanted, low_full = wanted.lower(), full.lower()
+        if low_full == low_wanted or low_full.endswith("." + low_wanted):
+            exact = full.endswith(wanted)
             score = EXACT_SCORE if exact else EXACT_IGNORING_CASE_SCORE
-            return NameEvidence(score, "qualified, exact", qualified)
-        score = _score_single(wanted, qualified, tail, smart_case)
-        return NameEvidence(score, "qualified", qualified, where(wanted, qualified))
+            return NameEvidence(score, "qualified, exact", full)
+        score = _score_single(wanted, full, tail, smart_case)
+        return NameEvidence(score, "qualified", full, where(wanted, full))
     plain = score_name(query, name, tail, smart_case)
     evidence = NameEvidence(plain, "name", name, where(query, name))
     if container and plain < QUALIFIED_DISCOUNT * EXACT_SCORE:
         # (At or above the discount's ceiling the owner reading cannot win.)
-        qualified = f"{container}.{name}"
-        owner = QUALIFIED_DISCOUNT * score_name(query, qualified, tail, smart_case)
+        full = f"{container}.{name}"
+        owner = QUALIFIED_DISCOUNT * score_name(query, full, tail, smart_case)
         if owner > plain:
-            evidence = NameEvidence(owner, "owner (discounted)", qualified, where(query, qualified))
+            evidence = NameEvidence(owner, "owner (discounted)", full, where(query, full))
     return evidence
 
 
@@ -479,10 +480,10 @@ class QueryScorer:
         if len(distinct) < 8:
             return
         if self.qualified:
-            qualified = [f"{c}.{n}" if c else n for n, c in distinct]
-            with_tail, without = self._single_many(self.wanted, qualified)
+            full = [qualified(c, n) for n, c in distinct]
+            with_tail, without = self._single_many(self.wanted, full)
             for i, pair in enumerate(distinct):
-                lowered = qualified[i].lower()
+                lowered = full[i].lower()
                 wanted = self.low_wanted
                 if not (lowered == wanted or lowered.endswith("." + wanted)):
                     self._both[pair] = (float(with_tail[i]), float(without[i]))
@@ -599,14 +600,12 @@ class QueryScorer:
         if primed is not None:
             return primed
         if self.qualified:
-            qualified = f"{container}.{name}" if container else name
-            low = qualified.lower()
+            full = qualified(container, name)
+            low = full.lower()
             if low == self.low_wanted or low.endswith("." + self.low_wanted):
-                score = (
-                    EXACT_SCORE if qualified.endswith(self.wanted) else EXACT_IGNORING_CASE_SCORE
-                )
+                score = EXACT_SCORE if full.endswith(self.wanted) else EXACT_IGNORING_CASE_SCORE
                 return (score, score)
-            return self._single(self.wanted, qualified)
+            return self._single(self.wanted, full)
         plain = self._name(name)
         if not container or min(plain) >= QUALIFIED_DISCOUNT * EXACT_SCORE:
             return plain

@@ -52,6 +52,11 @@ CONTAINER_KINDS = frozenset(
 )
 
 
+def qualified(container: str, name: str) -> str:
+    """`container.name`, or the name alone when it has no owner."""
+    return f"{container}.{name}" if container else name
+
+
 @dataclass(frozen=True, slots=True)
 class Span:
     """Where a definition's name is. Lines are 0-based; columns count UTF-16
@@ -85,7 +90,7 @@ class Symbol:
 
     @property
     def qualified_name(self) -> str:
-        return f"{self.container}.{self.name}" if self.container else self.name
+        return qualified(self.container, self.name)
 
     @property
     def line(self) -> int:

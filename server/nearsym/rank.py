@@ -33,7 +33,7 @@ from functools import lru_cache
 
 from nearsym.match import NameEvidence, QueryScorer, explain_name, highlight, split_words
 from nearsym.match import clear_caches as clear_name_caches
-from nearsym.model import Kind, Symbol
+from nearsym.model import Kind, Symbol, qualified
 from nearsym.proximity import (
     SAME_FILE_SCORE,
     SAME_FOLDER_SCORE,
@@ -391,8 +391,7 @@ def _order_fast(
         n = by_name.get(nk)
         if n is None:
             score, shape = both(name, container)
-            qualified = f"{container}.{name}" if container else name
-            n = by_name[nk] = (score, shape if tail_late else score, qualified)
+            n = by_name[nk] = (score, shape if tail_late else score, qualified(container, name))
         span = symbol.span
         key: _SortKey = (
             -n[1],

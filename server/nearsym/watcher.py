@@ -2,8 +2,8 @@
 
 Design note
 -----------
-A client that does not watch files for us (Neovim 0.11 without a watch
-capability, eglot, the bench's client) gets watchfiles. Its setup walks the
+A client that does not watch files for us (Neovim 0.7 and 0.11 as recorded
+in `shared/editors`, the bench's client) gets watchfiles. Its setup walks the
 whole tree and adds an inotify watch per folder while holding the
 interpreter lock: on the Linux kernel that stalls every thread of the
 server for 0.4 to 1 s, right when the first answer near the open file is
@@ -144,8 +144,7 @@ class WatcherProcess:
         process = self._process
         if process is None:
             return
-        if process.stdin is not None and not process.stdin.is_closing():
-            process.stdin.close()
+        self.close()
         try:
             await asyncio.wait_for(process.wait(), timeout=5)
         except TimeoutError:
