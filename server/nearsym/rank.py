@@ -170,7 +170,7 @@ def is_test_path(path: str) -> bool:
     """Whether a relative `/` path is test code, by the conventions of the
     languages nearsym reads (folder names and file-name patterns)."""
     parts = path.lower().split("/")
-    if any(p in _TEST_FOLDERS for p in parts[:-1]):
+    if not _TEST_FOLDERS.isdisjoint(parts[:-1]):
         return True
     stem = parts[-1].split(".", 1)[0]
     rest = parts[-1][len(stem) :]

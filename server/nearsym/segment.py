@@ -556,30 +556,44 @@ class Segment:
         return self.lower[int(self.lo_off[e]) + 1 : int(self.lo_off[e + 1])]
 
     def names_of(self, entries: NDArray[Any]) -> list[str]:
-        """Entries as written."""
+        """Entries as written; each distinct entry is decoded once (a name
+        defined thousands of times, `id`, is one string for all its rows)."""
         ents = entries.tolist()
-        kinds = self.case_kind[entries].tolist()
-        out: list[str] = []
+        distinct = list(dict.fromkeys(ents))
+        ids = np.asarray(distinct, dtype=U32)
+        starts = (self.lo_off[ids] + 1).tolist()
+        ends = self.lo_off[ids + 1].tolist()
+        kinds = self.case_kind[ids].tolist()
+        lower = self.lower
+        spelled: dict[int, str] = {}
         explicit: list[int] = []
-        for e, k in zip(ents, kinds, strict=True):
-            key = self.key(e).decode()
-            if k == 0:
-                out.append(key)
-            elif k == 1:
-                out.append(key.upper())
+        for e, a, b, k in zip(distinct, starts, ends, kinds, strict=True):
+            key = lower[a:b].decode()
+            if k == 1:
+                key = key.upper()
             elif k == 2:
-                out.append(key[:1].upper() + key[1:])
-            else:
-                explicit.append(len(out))
-                out.append(key)
+                key = key[:1].upper() + key[1:]
+            elif k == 3:
+                explicit.append(e)
+            spelled[e] = key
         if explicit:
-            wanted = np.asarray([ents[i] for i in explicit], dtype=U32)
-            at = np.searchsorted(self.case_ids, wanted).tolist()
-            for i, a in zip(explicit, at, strict=True):
-                out[i] = self.case_blob[
-                    int(self.case_off[a]) + 1 : int(self.case_off[a + 1])
-                ].decode()
-        return out
+            at = np.searchsorted(self.case_ids, np.asarray(explicit, dtype=U32))
+            starts = (self.case_off[at] + 1).tolist()
+            ends = self.case_off[at + 1].tolist()
+            for e, a, b in zip(explicit, starts, ends, strict=True):
+                spelled[e] = self.case_blob[a:b].decode()
+        return [spelled[e] for e in ents]
+
+    def containers_of(self, ids: Sequence[int]) -> dict[int, str]:
+        """Container id -> its name, for each of `ids`."""
+        at = np.asarray(ids, dtype=np.int64)
+        blob = self.cont_blob
+        return {
+            c: blob[a:b].decode()
+            for c, a, b in zip(
+                ids, (self.cont_boff[at] + 1).tolist(), self.cont_boff[at + 1].tolist(), strict=True
+            )
+        }
 
     def entry_names(self) -> list[str]:
         """Every entry as written, in entry order."""

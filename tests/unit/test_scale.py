@@ -494,3 +494,28 @@ def test_sorted_intersection_equals_numpy(seed: int) -> None:
         want = np.intersect1d(a, b, assume_unique=True)
         got = intersect_sorted(a, b)
         assert got.dtype == np.uint32 and got.tolist() == want.tolist()
+
+
+def test_names_and_owners_of_rows_read_as_written() -> None:
+    """Rows read back their names in every spelling the entries store (as
+    the key, all capitals, a capital first, spelled otherwise), repeated
+    and in any order, and their owners, as the whole-column readers do."""
+    import numpy as np
+
+    from nearsym.segment import Segment, batch_from_files
+
+    names = ["id", "ID", "Id", "iD", "getId", "GetID", "x", "Ünïcode", "ÜNÏCODE", "snake_case"]
+    owners = ["", "Cart", "cart", "pkg.Cart", "Ünï"]
+    defs = FileDefs.from_symbols(
+        "python",
+        [sym(n, "a.py", i, owners[i % len(owners)]) for i, n in enumerate(names * 3)],
+    )
+    seg = Segment.from_batch(batch_from_files([(0, defs)]))
+    written = seg.entry_names()
+    assert sorted(set(written)) == sorted(set(names))
+    rng = random.Random(7)
+    entries = [rng.randrange(len(written)) for _ in range(200)]
+    assert seg.names_of(np.asarray(entries, dtype=np.uint32)) == [written[e] for e in entries]
+    every = list(range(seg.container_count))
+    assert seg.containers_of(every) == {c: seg.container(c) for c in every}
+    assert set(seg.containers_of(every).values()) == set(owners)
