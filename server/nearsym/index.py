@@ -122,6 +122,17 @@ class SymbolIndex:
             self._paths.append(path)
         return fid
 
+    def reserve(self, paths: Iterable[str]) -> None:
+        """Number `paths` in the file table now (a cold index calls this
+        right after its walk). The table's strings and ids live as long as
+        the index; made now, they sit together in memory, instead of one
+        here and there among the parse results' garbage, where each would
+        keep a whole allocator arena of that garbage from being returned
+        (measured on the Linux kernel: 98 arenas of 1 MiB for 18 MB of live
+        objects when they were made during the parse)."""
+        for path in paths:
+            self._file_id(path)
+
     def symbols_of(self, path: str) -> tuple[Symbol, ...]:
         fid = self._fid.get(path)
         seg = self._owner.get(fid) if fid is not None else None

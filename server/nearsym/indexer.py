@@ -79,6 +79,10 @@ class Target(Protocol):
     def remove(self, rels: list[str]) -> None:
         """Drop files that are gone."""
 
+    def reserve(self, rels: list[str]) -> None:
+        """Every file the walk found, before any is parsed
+        (`SymbolIndex.reserve`)."""
+
 
 class IndexTarget:
     """A bare `SymbolIndex` as the target (CLI, bench, tests)."""
@@ -98,6 +102,9 @@ class IndexTarget:
     def remove(self, rels: list[str]) -> None:
         for rel in rels:
             self.index.remove_file(rel)
+
+    def reserve(self, rels: list[str]) -> None:
+        self.index.reserve(rels)
 
 
 def parse_one(path: str, rel: str, language: str, max_bytes: int) -> Parsed:
@@ -380,6 +387,7 @@ def index_namespace(
         all_files = list(files)
     stats.walk_seconds = time.perf_counter() - started
     stats.files = len(all_files)
+    target.reserve([sf.rel for sf in all_files])
     # A file parsed near the open file and changed before the walk reached
     # it (before changes were watched) is parsed again.
     need = [
@@ -499,11 +507,14 @@ def _parallel(
                 continue
             for parsed in results:
                 stats.parsed += 1
+                sf = by_rel[parsed[0]]
                 if parsed[1] == OK:
                     stats.parsed_ok += 1
                     pending_store.append((parsed[0], parsed[2], parsed[3], parsed[4]))
-                    stats.stamps[parsed[0]] = (parsed[2], parsed[3])
-                take(by_rel[parsed[0]], _result(parsed))
+                    # Keyed by the walk's string (the file table's), not
+                    # the worker's copy: nothing made here outlives the index.
+                    stats.stamps[sf.rel] = (parsed[2], parsed[3])
+                take(sf, _result(parsed))
         flush(False)
 
 

@@ -309,6 +309,11 @@ class LiveTarget:
             self.live._apply_buffers(self.ns)
             return stamps
 
+    def reserve(self, rels: list[str]) -> None:
+        with self.live.lock:
+            if not self.cancelled():
+                self.ns.index.reserve(rels)
+
     def remove(self, rels: list[str]) -> None:
         with self.live.lock:
             if self.cancelled():
