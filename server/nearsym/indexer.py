@@ -33,14 +33,15 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 from nearsym.cache import Cache
 from nearsym.columns import FileDefs
 from nearsym.config import Config
-from nearsym.index import SymbolIndex
+from nearsym.index import MergeInput, SymbolIndex
 from nearsym.languages import language_named
 from nearsym.proximity import directory_distance
+from nearsym.segment import Segment
 from nearsym.workspace import SkippedFile, SourceFile, discover, read_source_stat
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,8 @@ FLUSH_SECONDS = 0.25
 """Longest wait before parsed results become searchable."""
 
 OK, SKIPPED, GONE = 0, 1, 2
+
+_T = TypeVar("_T")
 
 Parsed = tuple[str, int, int, int, bytes]
 """(relative path, status, size, mtime_ns, FileDefs blob or the reason)."""
@@ -130,6 +133,21 @@ def parse_jobs(jobs: Sequence[tuple[str, str, str]], max_bytes: int) -> tuple[li
     return results, time.process_time() - started
 
 
+def merge_segments(inputs: MergeInput) -> tuple[dict[str, bytes], list[str]]:
+    """A worker's task: `Segment.merge` of segments shipped as parts (see
+    `SymbolIndex._merged`); the merged parts and its files' paths in order."""
+    segments: list[Segment] = []
+    paths: list[str] = []
+    for parts, names in inputs:
+        first = len(paths)
+        paths.extend(names)
+        segments.append(Segment.from_parts(parts, list(range(first, len(paths)))))
+    merged = Segment.merge(segments, paths)
+    del segments
+    shipped = {k: bytes(v) for k, v in merged.to_parts(merged.alive).items()}
+    return shipped, [paths[f] for f in merged.file_ids.tolist()]
+
+
 def _result(parsed: Parsed) -> Result:
     _, status, _, _, payload = parsed
     if status == OK:
@@ -194,6 +212,14 @@ class Workers:
     def submit(
         self, jobs: Sequence[tuple[str, str, str]], max_bytes: int
     ) -> cf.Future[tuple[list[Parsed], float]]:
+        return self._run(parse_jobs, list(jobs), max_bytes)
+
+    def merge(self, inputs: MergeInput) -> tuple[dict[str, bytes], list[str]]:
+        """`merge_segments` on a worker (a `SymbolIndex.merger`); raises
+        what the worker raised, or BrokenProcessPool."""
+        return self._run(merge_segments, inputs).result()
+
+    def _run(self, task: Callable[..., _T], *args: Any) -> cf.Future[_T]:
         with self._lock:
             if self._pool is None:
                 method = (
@@ -210,11 +236,11 @@ class Workers:
                     initargs=(os.getpid(),),
                 )
             try:
-                return self._pool.submit(parse_jobs, list(jobs), max_bytes)
+                return self._pool.submit(task, *args)
             except cf.process.BrokenProcessPool:
                 log.warning("indexing workers died; starting new ones")
                 self._pool = None
-        return self.submit(jobs, max_bytes)
+        return self._run(task, *args)
 
     def warm(self) -> None:
         """Start the workers now (a no-op task each), so their start-up
@@ -529,8 +555,15 @@ def index_into(
     segment at the end (the CLI, the bench, tests; the server goes through
     its live workspace instead)."""
     index.bulk = True
-    stats = index_namespace(index.root, config, IndexTarget(index), workers=workers, cache=cache)
-    index.compact()
+    if workers is not None:
+        index.merger = workers.merge
+    try:
+        stats = index_namespace(
+            index.root, config, IndexTarget(index), workers=workers, cache=cache
+        )
+        index.compact()
+    finally:
+        index.merger = None
     return stats
 
 

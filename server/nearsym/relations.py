@@ -57,21 +57,35 @@ class _Layout:
     files: frozenset[str]
 
 
+_PYTHON_SUFFIXES = (".py", ".pyi")
+_ECMASCRIPT_FILES = (*_JS_SUFFIXES, ".mts", ".cts")
+"""What a JS/TS import can resolve to (`_resolve_ecmascript`'s candidates)."""
+
+
 def _layout(files: Iterable[str]) -> _Layout:
+    """Only files an import can resolve to are kept: Python modules and
+    JS/TS files by name, Go files by folder. A C or Java workspace (the
+    Linux kernel's 56,000 files) has an empty layout, not 6 MB of folder
+    keys nothing reads."""
     by_module: dict[str, list[str]] = {}
     by_folder: dict[str, list[str]] = {}
-    all_files = frozenset(files)
-    for rel in all_files:
-        parts = rel.split("/")
-        folder = parts[:-1]
-        for i in range(len(folder) + 1):
-            by_folder.setdefault("/".join(folder[i:]), []).append(rel)
-        if rel.endswith((".py", ".pyi")):
+    named: list[str] = []
+    for rel in files:
+        if rel.endswith(".go"):
+            folder = rel.split("/")[:-1]
+            for i in range(len(folder) + 1):
+                by_folder.setdefault("/".join(folder[i:]), []).append(rel)
+        elif rel.endswith(_PYTHON_SUFFIXES):
+            named.append(rel)
+            parts = rel.split("/")
+            folder = parts[:-1]
             stem = parts[-1].rsplit(".", 1)[0]
             module = folder if stem == "__init__" else [*folder, stem]
             for i in range(len(module)):
                 by_module.setdefault(".".join(module[i:]), []).append(rel)
-    return _Layout(by_module, by_folder, all_files)
+        elif rel.endswith(_ECMASCRIPT_FILES):
+            named.append(rel)
+    return _Layout(by_module, by_folder, frozenset(named))
 
 
 class Relations:

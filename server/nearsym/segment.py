@@ -135,10 +135,9 @@ class Subsequence(KeyCheck):
     def passing(self, keys: list[bytes]) -> list[bool]:
         joined = b"\n".join(keys)
         starts = list(itertools.accumulate((len(k) + 1 for k in keys), initial=0))
-        line_of = {at: i for i, at in enumerate(starts[:-1])}
         out = [False] * len(keys)
-        for m in self.pattern.finditer(joined):
-            out[line_of[m.start()]] = True
+        for m in self.pattern.finditer(joined):  # each match starts a key
+            out[bisect.bisect_right(starts, m.start()) - 1] = True
         return out
 
 
@@ -757,6 +756,12 @@ class Segment:
     def owner_key(self, c: int) -> bytes:
         return self.cont_lower[int(self.cont_off[c]) + 1 : int(self.cont_off[c + 1])]
 
+    def owner_keys(self, ids: NDArray[Any]) -> list[bytes]:
+        """`owner_key` of each of `ids`."""
+        blob = self.cont_lower
+        starts = (self.cont_off[ids] + 1).tolist()
+        return [blob[a:b] for a, b in zip(starts, self.cont_off[ids + 1].tolist(), strict=True)]
+
     def rows_owned(self, c: int) -> NDArray[np.uint32]:
         """The live rows whose container is `c`, in row order."""
         rows = self.cont_post[int(self.cont_post_start[c]) : int(self.cont_post_start[c + 1])]
@@ -940,7 +945,7 @@ def merged_keys(
                 ends = offsets[chunk + 1].tolist()
                 keys = [blob[a:b] for a, b in zip(starts, ends, strict=True)]
                 passing = check.passing(keys) if check is not None else None
-                sizes = (seg.cont_lengths[chunk] if owners else seg.lengths(chunk)).tolist()
+                sizes = seg.cont_lengths[chunk].tolist() if owners else list(map(len, keys))
                 for i, (e, n) in enumerate(zip(chunk.tolist(), sizes, strict=True)):
                     if passing is None or passing[i]:
                         yield (n, keys[i], s_no, e)

@@ -313,6 +313,8 @@ class NearsymServer(LanguageServer):
 
             cache = self.cache_for(ns.root)
             ns.index.bulk = True
+            # Large merges run on the pool, not in the server's heap.
+            ns.index.merger = self.workers.merge if self.workers.failures < 3 else None
             stats = None
             try:
                 stats = await loop.run_in_executor(
@@ -334,6 +336,7 @@ class NearsymServer(LanguageServer):
                 cached += stats.from_snapshot + stats.from_cache
             finally:
                 await loop.run_in_executor(None, live.compact, ns)
+                ns.index.merger = None
                 settle()
             symbols += len(ns.index)
             if cache is not None and stats is not None and stats.changed and not cancelled(ns):

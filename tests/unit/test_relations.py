@@ -71,6 +71,25 @@ def test_typescript_relative_and_go_packages(tmp_path: Path) -> None:
     assert related(tmp_path, ns, "cmd/main.go") == {"internal/store/store.go"}
 
 
+def test_a_layout_keeps_only_files_an_import_can_reach(tmp_path: Path) -> None:
+    """C, Java and the rest never resolve an import: a kernel-sized C tree
+    costs the layout nothing; every file an import can land on is kept."""
+    files = ["a/b.c", "a/b.h", "src/X.java", "pkg/m.py", "pkg/s.pyi", "web/x.mts", "web/y.tsx"]
+    layout = relations_module._layout([*files, "cmd/main.go"])
+    assert layout.files == {"pkg/m.py", "pkg/s.pyi", "web/x.mts", "web/y.tsx"}
+    assert layout.by_folder == {"cmd": ["cmd/main.go"], "": ["cmd/main.go"]}
+    assert set(layout.by_module) == {"pkg.m", "m", "pkg.s", "s"}
+    ns = workspace(
+        tmp_path,
+        {
+            "web/a.ts": "import { f } from './b.js';\n",
+            "web/b.mts": "export function f() {}\n",
+            "web/c.c": "int f(void) { return 0; }\n",
+        },
+    )
+    assert related(tmp_path, ns, "web/a.ts") == {"web/b.mts"}
+
+
 def test_buffer_text_overrides_the_disk(tmp_path: Path) -> None:
     ns = workspace(tmp_path, {"a.py": "", "b.py": "def f(): pass\n"})
     found = Relations().related_files(str(tmp_path / "a.py"), ns, b"import b\n")

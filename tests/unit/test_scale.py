@@ -519,3 +519,62 @@ def test_names_and_owners_of_rows_read_as_written() -> None:
     every = list(range(seg.container_count))
     assert seg.containers_of(every) == {c: seg.container(c) for c in every}
     assert set(seg.containers_of(every).values()) == set(owners)
+
+
+def test_merges_on_a_worker_equal_merges_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold index's merges shipped to a pool worker (and a merger that
+    fails, merged here instead) give the index an in-process merge gives:
+    through bulk merges, replaced and removed files, and the final compact."""
+    import nearsym.index as index_module
+
+    monkeypatch.setattr(index_module, "MERGE_ELSEWHERE_ROWS", 0)
+    rng = random.Random(11)
+    batches: list[list[tuple[str, list[Symbol]]]] = []
+    for _ in range(40):  # more batches than BULK_SEGMENTS: bulk merges happen
+        batch = []
+        for _ in range(rng.randint(1, 6)):
+            path = f"d{rng.randint(0, 4)}/f{rng.randint(0, 60)}.py"
+            owner = rng.choice(["", "Cart", "cart", "Ünï", "pkg.Cart"])
+            rows = [
+                sym(rng.choice([_words(rng), _words(rng).upper(), "id", "ID"]), path, i, owner)
+                for i in range(rng.randint(0, 12))
+            ]
+            batch.append((path, rows))
+        batches.append(batch)
+    removed = [f"d{rng.randint(0, 4)}/f{rng.randint(0, 60)}.py" for _ in range(10)]
+
+    def build(merger: index_module.Merger | None) -> SymbolIndex:
+        index = SymbolIndex("/ws")
+        index.bulk = True
+        index.merger = merger
+        for n, batch in enumerate(batches):
+            index.replace_files([(p, FileDefs.from_symbols("python", rows)) for p, rows in batch])
+            if n == 30:
+                for path in removed:
+                    index.remove_file(path)
+        index.compact()
+        return index
+
+    here = build(None)
+    shipped: list[int] = []
+    workers = Workers(1)
+    try:
+
+        def counted(inputs: index_module.MergeInput) -> tuple[dict[str, bytes], list[str]]:
+            shipped.append(len(inputs))
+            return workers.merge(inputs)
+
+        elsewhere = build(counted)
+    finally:
+        workers.close(wait=True)
+
+    def broken(inputs: index_module.MergeInput) -> tuple[dict[str, bytes], list[str]]:
+        raise OSError("no pool")
+
+    fallback = build(broken)
+    assert len(shipped) > 2
+    for index in (elsewhere, fallback):
+        assert len(index) == len(here) and len(index.segments) == 1
+        assert _table(index) == _table(here)
+        for q in ["id", "Cart.", "cart.id", "ÜNÏ", "a", "zz"]:
+            assert index.candidates(q, 50) == here.candidates(q, 50), q
