@@ -247,8 +247,7 @@ class SymbolIndex:
         for seg in parts:
             paths = [path_of[f] for f in seg.file_ids.tolist()]
             alive = seg.alive & np.fromiter((p is not None for p in paths), bool, len(paths))
-            shipped = {k: bytes(v) for k, v in seg.to_parts(alive).items()}
-            inputs.append((shipped, [p or "" for p in paths]))
+            inputs.append((seg.to_bytes(alive), [p or "" for p in paths]))
         try:
             merged, order = self.merger(inputs)
             return Segment.from_parts(merged, [self._fid[p] for p in order])

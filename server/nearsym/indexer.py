@@ -144,8 +144,7 @@ def merge_segments(inputs: MergeInput) -> tuple[dict[str, bytes], list[str]]:
         segments.append(Segment.from_parts(parts, list(range(first, len(paths)))))
     merged = Segment.merge(segments, paths)
     del segments
-    shipped = {k: bytes(v) for k, v in merged.to_parts(merged.alive).items()}
-    return shipped, [paths[f] for f in merged.file_ids.tolist()]
+    return merged.to_bytes(merged.alive), [paths[f] for f in merged.file_ids.tolist()]
 
 
 def _result(parsed: Parsed) -> Result:

@@ -473,6 +473,10 @@ class Segment:
         parts["alive"] = alive.astype(bool).tobytes()
         return parts
 
+    def to_bytes(self, alive: NDArray[np.bool_]) -> dict[str, bytes]:
+        """`to_parts` as bytes of their own, to send to another process."""
+        return {k: bytes(v) for k, v in self.to_parts(alive).items()}
+
     @staticmethod
     def from_parts(parts: dict[str, bytes], file_ids: list[int]) -> Segment:
         """Rebuild a segment from `to_parts`, its files numbered `file_ids`.
@@ -560,39 +564,28 @@ class Segment:
         ents = entries.tolist()
         distinct = list(dict.fromkeys(ents))
         ids = np.asarray(distinct, dtype=U32)
-        starts = (self.lo_off[ids] + 1).tolist()
-        ends = self.lo_off[ids + 1].tolist()
         kinds = self.case_kind[ids].tolist()
-        lower = self.lower
         spelled: dict[int, str] = {}
         explicit: list[int] = []
-        for e, a, b, k in zip(distinct, starts, ends, kinds, strict=True):
-            key = lower[a:b].decode()
+        for e, key, k in zip(distinct, _slices(self.lower, self.lo_off, ids), kinds, strict=True):
+            name = key.decode()
             if k == 1:
-                key = key.upper()
+                name = name.upper()
             elif k == 2:
-                key = key[:1].upper() + key[1:]
+                name = name[:1].upper() + name[1:]
             elif k == 3:
                 explicit.append(e)
-            spelled[e] = key
+            spelled[e] = name
         if explicit:
             at = np.searchsorted(self.case_ids, np.asarray(explicit, dtype=U32))
-            starts = (self.case_off[at] + 1).tolist()
-            ends = self.case_off[at + 1].tolist()
-            for e, a, b in zip(explicit, starts, ends, strict=True):
-                spelled[e] = self.case_blob[a:b].decode()
+            for e, key in zip(explicit, _slices(self.case_blob, self.case_off, at), strict=True):
+                spelled[e] = key.decode()
         return [spelled[e] for e in ents]
 
     def containers_of(self, ids: Sequence[int]) -> dict[int, str]:
         """Container id -> its name, for each of `ids`."""
-        at = np.asarray(ids, dtype=np.int64)
-        blob = self.cont_blob
-        return {
-            c: blob[a:b].decode()
-            for c, a, b in zip(
-                ids, (self.cont_boff[at] + 1).tolist(), self.cont_boff[at + 1].tolist(), strict=True
-            )
-        }
+        keys = _slices(self.cont_blob, self.cont_boff, np.asarray(ids, dtype=np.int64))
+        return {c: key.decode() for c, key in zip(ids, keys, strict=True)}
 
     def entry_names(self) -> list[str]:
         """Every entry as written, in entry order."""
@@ -753,14 +746,9 @@ class Segment:
         ids = np.flatnonzero((self.cont_masks & m) == m).astype(U32)
         return ids[_by_length(self.cont_lengths[ids])]
 
-    def owner_key(self, c: int) -> bytes:
-        return self.cont_lower[int(self.cont_off[c]) + 1 : int(self.cont_off[c + 1])]
-
     def owner_keys(self, ids: NDArray[Any]) -> list[bytes]:
-        """`owner_key` of each of `ids`."""
-        blob = self.cont_lower
-        starts = (self.cont_off[ids] + 1).tolist()
-        return [blob[a:b] for a, b in zip(starts, self.cont_off[ids + 1].tolist(), strict=True)]
+        """The lower-cased names of containers `ids`."""
+        return _slices(self.cont_lower, self.cont_off, ids)
 
     def rows_owned(self, c: int) -> NDArray[np.uint32]:
         """The live rows whose container is `c`, in row order."""
@@ -844,6 +832,13 @@ def _trigrams(
     first_of = np.flatnonzero(np.concatenate(([True], tri[1:] != tri[:-1])))
     bounds = np.append(first_of, len(tri)).astype(np.int64)
     return tri[first_of], bounds, entries
+
+
+def _slices(blob: bytes, offsets: NDArray[Any], ids: NDArray[Any]) -> list[bytes]:
+    """The keys `ids` of a newline-joined blob whose newlines sit at
+    `offsets` (key i lies between offsets[i] and offsets[i + 1])."""
+    starts = (offsets[ids] + 1).tolist()
+    return [blob[a:b] for a, b in zip(starts, offsets[ids + 1].tolist(), strict=True)]
 
 
 def _joined(strings: list[str]) -> bytes:
@@ -941,9 +936,7 @@ def merged_keys(
                     if budget[0] <= 0:
                         return
                     budget[0] -= len(chunk)
-                starts = (offsets[chunk] + 1).tolist()
-                ends = offsets[chunk + 1].tolist()
-                keys = [blob[a:b] for a, b in zip(starts, ends, strict=True)]
+                keys = _slices(blob, offsets, chunk)
                 passing = check.passing(keys) if check is not None else None
                 sizes = seg.cont_lengths[chunk].tolist() if owners else list(map(len, keys))
                 for i, (e, n) in enumerate(zip(chunk.tolist(), sizes, strict=True)):
