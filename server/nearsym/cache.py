@@ -60,7 +60,11 @@ def stamp() -> str:
         h.update(hashlib.sha256(spec.query_source().encode()).digest())
         if spec.skim is not None:  # what the query may skip (sorted: sets' order varies)
             skim = spec.skim
-            h.update(repr((sorted(skim.outline), sorted(skim.guarded), skim.inner)).encode())
+            h.update(
+                repr(
+                    (sorted(skim.outline), sorted(skim.guarded), skim.inner, sorted(skim.blocks))
+                ).encode()
+            )
     return h.hexdigest()
 
 

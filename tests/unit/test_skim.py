@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from nearsym.columns import FileDefs
-from nearsym.extract import _spelled, extract_defs, load_grammar
+from nearsym.extract import _folds, _parse, _spelled, extract_defs, load_grammar
 from nearsym.languages import LANGUAGES, LanguageSpec, language_for_path
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -272,3 +272,248 @@ def test_cache_stamp_is_the_same_in_every_process() -> None:
         for seed in ("1", "2", "3")
     }
     assert len(stamps) == 1
+
+
+# Folds: the inside of a block left out of the parse itself (`Skim.blocks`).
+# Each source below tempts the text scan into a wrong fold; the result must
+# still be the full query's on a whole-file parse.
+
+GO_FOLD_TRAPS = {
+    "plain": b"""package p
+
+func Plain(a int) int {
+\tif a > 0 {
+\t\treturn a
+\t}
+\treturn -a
+}
+
+func After() {}
+""",
+    "closed early": b"""package p
+
+var table = map[int]int{
+\t1: 2,
+\t3: 4}
+
+func Swallowed(a int) {
+\t_ = a
+}
+""",
+    "raw string": b"""package p
+
+func Holder() string {
+\treturn `
+}
+
+func NotAFunction() {
+`
+}
+
+func Real() {}
+""",
+    "raw string, indented": b"""package p
+
+func Holder() string {
+	return `
+}
+
+func NotAFunction() {
+	`
+}
+
+func Real() {}
+""",
+    "raw string at the top": b"""package p
+
+var src = `
+func InString() {
+\tx := 1
+}
+`
+
+func Real() {}
+""",
+    "block comment": b"""package p
+
+func Commented() {
+\t/* a comment that spans
+}
+
+func NotEither() {
+\t*/
+}
+
+func Real() {}
+""",
+    "labels and switches": b"""package p
+
+func Labelled() {
+loop:
+\tfor {
+\t\tswitch {
+\t\tcase true:
+\t\t\tbreak loop
+\t\t}
+\t}
+}
+
+func Real() {}
+""",
+    "local type": b"""package p
+
+func WithLocal() {
+\tif true {
+\t\ttype local int
+\t}
+\tfor {
+\t\tbreak
+\t}
+}
+""",
+}
+
+JAVA_FOLD_TRAPS = {
+    "plain": b"""class A {
+    void plain(int a) {
+        if (a > 0) {
+            a--;
+        }
+    }
+
+    void after() {}
+}
+""",
+    "close one space off": b"""class A {
+    static int[] squared(int[] x) {
+         int n = x.length;
+         return x;
+     }
+
+     static void swallowed(int[] x) {
+         x[0] = 1;
+     }
+
+    void real() {}
+}
+""",
+    "wrapped throws": b"""class A {
+    void wrapped(int a,
+                 int b)
+        throws Exception  {
+        a++;
+    }
+
+    void swallowed() {
+        b();
+    }
+}
+""",
+    "text block": b'''class A {
+    String holder() {
+        return """
+    }
+
+    void notAMethod() {
+""";
+    }
+
+    void real() {}
+}
+''',
+    "code in a comment": b"""/**
+ * <pre>
+static void inComment() {
+    run();
+}
+ * </pre>
+ */
+class A {
+    void real() {
+        go();
+    }
+}
+""",
+    "wrapped class head": b"""class A
+  extends B {
+    void inClass() {
+        go();
+    }
+  }
+""",
+    "allman": b"""class A
+    implements Runnable
+{
+    public void run()
+    {
+        go();
+    }
+}
+""",
+    "anonymous class": b"""class A {
+    void outer() {
+        Runnable r = new Runnable() {
+            public void run() {
+                go();
+            }
+        };
+    }
+}
+""",
+}
+
+
+@pytest.mark.parametrize("case", sorted(GO_FOLD_TRAPS))
+def test_go_folds_find_what_a_whole_parse_finds(case: str) -> None:
+    found = names(same("trap.go", GO_FOLD_TRAPS[case]))
+    assert "NotAFunction" not in found and "NotEither" not in found
+    assert "InString" not in found
+
+
+@pytest.mark.parametrize("case", sorted(JAVA_FOLD_TRAPS))
+def test_java_folds_find_what_a_whole_parse_finds(case: str) -> None:
+    found = names(same("Trap.java", JAVA_FOLD_TRAPS[case]))
+    assert "notAMethod" not in found and "inComment" not in found
+    assert "inClass" in found or case != "wrapped class head"
+
+
+def folded_bodies(path: str, source: bytes) -> list[str]:
+    """The text of each block the parse left empty."""
+    spec = language_for_path(path)
+    assert spec is not None
+    grammar = load_grammar(spec)
+    tree = _parse(source, spec, _spelled(source, grammar.inner))
+    empty: list[str] = []
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type in ("block", "constructor_body") and node.named_child_count == 0:
+            inside = source[node.start_byte + 1 : node.end_byte - 1]
+            if inside.strip():
+                empty.append(inside.decode().strip())
+        stack.extend(node.children)
+    return sorted(empty)
+
+
+def test_plain_bodies_are_folded_and_a_body_with_a_local_type_is_not() -> None:
+    """The folds happen (the tests above would pass without any), and
+    never over a definition."""
+    assert folded_bodies("p.go", GO_FOLD_TRAPS["plain"]) == [
+        "if a > 0 {\n\t\treturn a\n\t}\n\treturn -a"
+    ]
+    assert folded_bodies("p.go", GO_FOLD_TRAPS["local type"]) == ["break"]
+    assert folded_bodies("A.java", JAVA_FOLD_TRAPS["plain"]) == [
+        "if (a > 0) {\n            a--;\n        }"
+    ]
+    # The outer body holds `new Runnable() {`; the method inside it does not.
+    assert folded_bodies("A.java", JAVA_FOLD_TRAPS["anonymous class"]) == ["go();"]
+
+
+def test_a_fold_the_parse_refuses_costs_only_a_second_parse() -> None:
+    """A head inside a raw string passes the text checks; the parse shows
+    the brace is not a block's, and the file is parsed again without it."""
+    source = GO_FOLD_TRAPS["raw string at the top"]
+    spec = language_for_path("p.go")
+    assert spec is not None
+    assert _folds(source, [], b"`") != []
+    assert folded_bodies("p.go", source) == []

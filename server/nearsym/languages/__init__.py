@@ -42,6 +42,13 @@ class Skim:
     outline: frozenset[str]
     guarded: frozenset[str]
     inner: tuple[tuple[bytes, bytes], ...]
+    blocks: frozenset[str] = frozenset()
+    """Brace-delimited nodes whose inside may be left out of the parse itself
+    when it spells no `inner` token (see `extract._folds`): a parse costs
+    most of an extraction, and function bodies are half of the bytes."""
+    raw_quote: bytes = b"\0"
+    """The quote of a string that may span lines and hold anything (a
+    block's inside must hold an even count of them to be left out)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +108,8 @@ _GO_SKIM = Skim(
         (b"struct", rb"(?<!\w)struct\s*(?:/|\{\s*[^\s}])"),
         (b"interface", rb"(?<!\w)interface\s*(?:/|\{\s*[^\s}])"),
     ),
+    blocks=frozenset({"block", "literal_value"}),
+    raw_quote=b"`",
 )
 
 _JAVA_SKIM = Skim(
@@ -129,6 +138,8 @@ _JAVA_SKIM = Skim(
         *((word, rb"(?<![\w$.])" + word + rb"\b")
           for word in (b"class", b"interface", b"enum", b"record")),
     ),
+    blocks=frozenset({"block", "constructor_body", "array_initializer"}),
+    raw_quote=b'"""',
 )  # fmt: skip
 
 
