@@ -418,34 +418,55 @@ class Segment:
             np.fromiter((cids.get(c, 0) for c in cl), dtype=U32, count=len(cl))
             for cl in container_lists
         ]
-        pieces: list[list[Any]] = [[], [], [], [], []]
-        file_ids: list[int] = []
-        languages: list[str] = []
-        counts: list[int] = []
-        for _, s_no, pos in files:
-            seg = segments[s_no]
-            a, b = int(seg.file_start[pos]), int(seg.file_start[pos + 1])
-            pieces[0].append(remap_e[s_no][seg.entry[a:b]])
-            pieces[1].append(remap_c[s_no][seg.cont[a:b]])
-            pieces[2].append(np.stack(seg.spans_of(np.arange(a, b)), axis=1).astype(U32))
-            pieces[3].append(seg.kind[a:b])
-            file_ids.append(int(seg.file_ids[pos]))
-            languages.append(seg.languages[int(seg.file_lang[pos])])
-            counts.append(b - a)
-
-        def cat(parts: list[Any], dtype: Any, shape: tuple[int, ...] = (0,)) -> Any:
-            return np.concatenate(parts) if parts else np.zeros(shape, dtype=dtype)
-
+        # Rows move as columns: one gather per segment, not per file.
+        n_files = len(files)
+        f_seg = np.fromiter((f[1] for f in files), dtype=np.int64, count=n_files)
+        f_pos = np.fromiter((f[2] for f in files), dtype=np.int64, count=n_files)
+        f_start = np.zeros(n_files, dtype=np.int64)
+        f_count = np.zeros(n_files, dtype=np.int64)
+        file_ids: list[int] = [0] * n_files
+        languages: list[str] = [""] * n_files
+        for s_no, seg in enumerate(segments):
+            mine = np.flatnonzero(f_seg == s_no)
+            where = f_pos[mine]
+            f_start[mine] = seg.file_start[where]
+            f_count[mine] = seg.file_start[where + 1] - seg.file_start[where]
+            for at, fid, lang in zip(
+                mine.tolist(),
+                seg.file_ids[where].tolist(),
+                seg.file_lang[where].tolist(),
+                strict=True,
+            ):
+                file_ids[at] = fid
+                languages[at] = seg.languages[lang]
+        out_start = np.zeros(n_files + 1, dtype=np.int64)
+        np.cumsum(f_count, out=out_start[1:])
+        total = int(out_start[-1])
+        row_entry = np.zeros(total, dtype=U32)
+        row_cont = np.zeros(total, dtype=U32)
+        spans = np.zeros((total, 4), dtype=U32)
+        kinds = np.zeros(total, dtype=U8)
+        for s_no, seg in enumerate(segments):
+            mine = np.flatnonzero(f_seg == s_no)
+            counts = f_count[mine]
+            if not counts.sum():
+                continue
+            rows = _ranges(f_start[mine], counts)
+            out = _ranges(out_start[mine], counts)
+            row_entry[out] = remap_e[s_no][seg.entry[rows]]
+            row_cont[out] = remap_c[s_no][seg.cont[rows]]
+            spans[out] = np.stack(seg.spans_of(rows), axis=1).astype(U32)
+            kinds[out] = seg.kind[rows]
         return Segment(
             entries,
-            cat(pieces[0], U32),
+            row_entry,
             containers,
-            cat(pieces[1], U32),
-            cat(pieces[2], U32, (0, 4)),
-            cat(pieces[3], U8),
+            row_cont,
+            spans,
+            kinds,
             file_ids,
             languages,
-            counts,
+            f_count.tolist(),
         )
 
     # -- snapshots ------------------------------------------------------------
@@ -832,6 +853,17 @@ def _trigrams(
     first_of = np.flatnonzero(np.concatenate(([True], tri[1:] != tri[:-1])))
     bounds = np.append(first_of, len(tri)).astype(np.int64)
     return tri[first_of], bounds, entries
+
+
+def _ranges(starts: NDArray[np.int64], counts: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The concatenation of `range(start, start + count)` for each pair."""
+    total = int(counts.sum())
+    if not total:
+        return np.zeros(0, dtype=np.int64)
+    ends = np.cumsum(counts)
+    # Each output position's start, minus the outputs before its range.
+    shift = np.repeat(starts - (ends - counts), counts)
+    return shift + np.arange(total, dtype=np.int64)
 
 
 def _slices(blob: bytes, offsets: NDArray[Any], ids: NDArray[Any]) -> list[bytes]:
