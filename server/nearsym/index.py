@@ -350,7 +350,7 @@ class SymbolIndex:
         path_of = [paths[f] or "" for f in seg.file_ids[files].tolist()]
         names = seg.languages
         language_of = [names[n] for n in seg.file_lang[files].tolist()]
-        conts = seg.cont[rows].tolist()
+        conts = seg.conts(rows).tolist()
         owner = seg.containers_of(list(set(conts)))
         root = self.root
         kinds = _KINDS
@@ -511,7 +511,7 @@ class SymbolIndex:
             rows, counts = seg.rows_of_many(np.asarray(ids, dtype=np.uint32))
             if allowed is not None and len(rows):
                 owner = np.repeat(np.arange(len(ids)), counts)
-                kept = allowed[s_no][seg.cont[rows]]
+                kept = allowed[s_no][seg.conts(rows)]
                 rows = rows[kept]
                 counts = np.bincount(owner[kept], minlength=len(ids)).tolist()
             rows_by_seg[s_no] = rows
@@ -580,7 +580,7 @@ class SymbolIndex:
             seg = self._segments[s_no]
             rows = seg.rows_of(e)
             if allowed is not None and len(rows):
-                rows = rows[allowed[s_no][seg.cont[rows]]]
+                rows = rows[allowed[s_no][seg.conts(rows)]]
             out.extend(self._materialize(seg, rows))
         if len(group) > 1:
             out.sort(key=lambda s: (s.path, s.span.line, s.span.col))

@@ -189,12 +189,14 @@ class Segment:
         "cont",
         "cont_blob",
         "cont_boff",
+        "cont_ids",
         "cont_lengths",
         "cont_lower",
         "cont_masks",
         "cont_off",
         "cont_post",
         "cont_post_start",
+        "cont_rows",
         "entry",
         "extra_rows",
         "extra_spans",
@@ -221,7 +223,6 @@ class Segment:
         "tri_small",
         "tri_suffix",
         "tri_suffix_order",
-        "width",
     )
 
     def __init__(
@@ -244,18 +245,6 @@ class Segment:
         # arenas that the build's garbage frees.
         self.cont_blob = _joined(containers)
         self.cont_boff = np.flatnonzero(np.frombuffer(self.cont_blob, dtype=U8) == 10).astype(U32)
-        # Spans: line, column and width, 16 bits each; the rare name past
-        # line or column 65,535, wider than that, or ending on a later line
-        # keeps its whole span in `extra_spans`.
-        line, col, end_line, end_col = (spans[:, k].astype(np.int64) for k in range(4))
-        simple = (end_line == line) & (col <= 65535) & (end_col >= col) & (end_col - col <= 65535)
-        simple &= line <= 65535
-        self.line = np.where(simple, line, 0).astype(U16)
-        self.col = np.where(simple, col, 0).astype(U16)
-        self.width = np.where(simple, end_col - col, 0).astype(U16)
-        extra = np.flatnonzero(~simple)
-        self.extra_rows = extra.astype(U32)
-        self.extra_spans = np.ascontiguousarray(spans[extra]).reshape(-1).astype(U32)
         self.kind = kinds
         self.file_ids = np.asarray(file_ids, dtype=U32)
         self.languages = tuple(sorted(set(file_languages)))
@@ -273,6 +262,21 @@ class Segment:
         self.lower = _joined(lowers)
         low = np.frombuffer(self.lower, dtype=U8)
         self.lo_off = np.flatnonzero(low == 10).astype(U32)
+        # Spans: line and column, 16 bits each; the end is the name's own
+        # width (its key's length: ASCII names, nearly all). A name past
+        # line or column 65,535, spanning other text (`ns::add` named
+        # `add`, a quoted key), not ASCII, or ending on a later line keeps
+        # its whole span in `extra_spans`.
+        line, col, end_line, end_col = (spans[:, k].astype(np.int64) for k in range(4))
+        key_width = (np.diff(self.lo_off).astype(np.int64) - 1)[row_entry]
+        simple = (end_line == line) & (end_col - col == key_width)
+        simple &= (line <= 65535) & (col <= 65535)
+        self.line = np.where(simple, line, 0).astype(U16)
+        self.col = np.where(simple, col, 0).astype(U16)
+        extra = np.flatnonzero(~simple)
+        self.extra_rows = extra.astype(U32)
+        self.extra_spans = np.ascontiguousarray(spans[extra]).reshape(-1).astype(U32)
+        del line, col, end_line, end_col, key_width, simple
         # Original spellings only where they differ from the lower-cased key
         # (C and Python names mostly do not).
         # Per entry: 0 spelled as its key, 1 all capitals (C macros), 2 a
@@ -351,6 +355,14 @@ class Segment:
         cstart = np.zeros(len(containers) + 1, dtype=U32)
         np.cumsum(ccounts, out=cstart[1:])
         self.cont_post_start = cstart
+        # Each row's container: a column, or where most rows have none (C
+        # functions), the rows that have one and their containers (`conts`).
+        if len(containers) and self.cont_lengths[0] == 0 and 2 * len(named) < len(row_cont):
+            self.cont = np.zeros(0, dtype=U32)
+            self.cont_rows = named.astype(U32)
+            self.cont_ids = owners.astype(U32)
+        else:
+            self.cont_rows = self.cont_ids = np.zeros(0, dtype=U32)
 
     # -- building -------------------------------------------------------------
     @staticmethod
@@ -403,7 +415,7 @@ class Segment:
             used = sorted_unique(seg.entry[live])
             entries_set.update(names[i] for i in used.tolist())
             container_lists.append(seg.container_names())
-            used_c = sorted_unique(seg.cont[live])
+            used_c = sorted_unique(seg.conts(np.flatnonzero(live)))
             containers_set.update(container_lists[-1][i] for i in used_c.tolist())
         entries = sorted(entries_set)
         entries.sort(key=str.lower)
@@ -454,7 +466,7 @@ class Segment:
             rows = _ranges(f_start[mine], counts)
             out = _ranges(out_start[mine], counts)
             row_entry[out] = remap_e[s_no][seg.entry[rows]]
-            row_cont[out] = remap_c[s_no][seg.cont[rows]]
+            row_cont[out] = remap_c[s_no][seg.conts(rows)]
             spans[out] = np.stack(seg.spans_of(rows), axis=1).astype(U32)
             kinds[out] = seg.kind[rows]
         return Segment(
@@ -471,7 +483,7 @@ class Segment:
 
     # -- snapshots ------------------------------------------------------------
     _ARRAYS = (
-        "entry", "cont", "line", "col", "width", "extra_rows", "extra_spans", "kind", "file_start",
+        "entry", "cont", "cont_rows", "cont_ids", "line", "col", "extra_rows", "extra_spans", "kind", "file_start",
         "lo_off", "case_kind", "case_ids", "case_off", "masks", "post", "post_start", "tri_codes",
         "tri_small", "tri_base", "tri_off", "tri_len", "tri16", "tri32", "by_length",
         "tri_suffix", "tri_suffix_order", "cont_off", "cont_lengths", "cont_masks", "cont_post",
@@ -525,6 +537,8 @@ class Segment:
             and len(seg.case_kind) == len(seg.lo_off) - 1
             and len(seg.extra_spans) == 4 * len(seg.extra_rows)
             and len(seg.cont_off) == len(seg.cont_boff)
+            and len(seg.cont) in (0, len(seg.entry))
+            and len(seg.cont_rows) == len(seg.cont_ids)
         ):
             raise ValueError("snapshot columns disagree")
         seg.live_rows = int(np.diff(seg.file_start)[seg.alive].sum()) if files else 0
@@ -563,7 +577,8 @@ class Segment:
 
     def nbytes(self) -> int:
         arrays = (
-            self.entry, self.cont, self.line, self.col, self.width, self.extra_rows,
+            self.entry, self.cont, self.cont_rows, self.cont_ids, self.line, self.col,
+            self.extra_rows,
             self.extra_spans, self.kind,
             self.file_ids, self.file_start, self.alive, self.lo_off, self.case_ids, self.case_off,
             self.case_kind,
@@ -623,12 +638,25 @@ class Segment:
                 names[e] = n
         return names
 
+    def conts(self, rows: NDArray[Any]) -> NDArray[np.uint32]:
+        """The container id of each row (0, the empty container, for none)."""
+        if len(self.cont) == len(self.entry):
+            dense: NDArray[np.uint32] = self.cont[rows]
+            return dense
+        out = np.zeros(len(rows), dtype=U32)
+        if len(self.cont_rows) and len(rows):
+            at = np.minimum(np.searchsorted(self.cont_rows, rows), len(self.cont_rows) - 1)
+            hit = self.cont_rows[at] == rows
+            out[hit] = self.cont_ids[at[hit]]
+        return out
+
     def spans_of(self, rows: NDArray[Any]) -> tuple[NDArray[np.int64], ...]:
         """(line, column, end line, end column) of each row."""
         line = self.line[rows].astype(np.int64)
         col = self.col[rows].astype(np.int64)
         end_line = line.copy()
-        end_col = col + self.width[rows]
+        entries = self.entry[rows]
+        end_col = col + self.lo_off[entries + 1].astype(np.int64) - self.lo_off[entries] - 1
         if len(self.extra_rows) and len(rows):
             at = np.minimum(np.searchsorted(self.extra_rows, rows), len(self.extra_rows) - 1)
             hit = self.extra_rows[at] == rows

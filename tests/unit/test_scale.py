@@ -521,6 +521,57 @@ def test_names_and_owners_of_rows_read_as_written() -> None:
     assert set(seg.containers_of(every).values()) == set(owners)
 
 
+@pytest.mark.parametrize("owned", [0.1, 0.9])
+def test_rows_read_back_their_container_and_span(owned: float) -> None:
+    """Whether few rows have a container (C: stored as the rows that have
+    one) or most do (a column), and whether a span is the name's own width
+    (stored as its start) or not (kept whole): every row reads back as
+    written, in a segment built here, rebuilt from its bytes and merged."""
+    from nearsym.segment import Segment, batch_from_files
+
+    rng = random.Random(int(owned * 100))
+    files: list[tuple[int, FileDefs]] = []
+    written: list[list[Symbol]] = []
+    for fid in range(6):
+        path = f"f{fid}.c"
+        symbols = []
+        for i in range(80):
+            name = rng.choice([_words(rng), "ünï_" + _words(rng), "x"])
+            owner = rng.choice(["Cart", "pkg.Cart", "Ünï"]) if rng.random() < owned else ""
+            line, col = rng.choice([i, 70_000 + i]), rng.choice([0, 4, 70_000])
+            width = len(name) if rng.random() < 0.8 else len(name) + rng.randint(1, 5)
+            end_line = line if rng.random() < 0.9 else line + 2
+            span = Span(line, col, end_line, col + width)
+            symbols.append(Symbol(name, Kind.FUNCTION, owner, "/ws", path, span, "c"))
+        written.append(symbols)
+        files.append((fid, FileDefs.from_symbols("c", symbols)))
+
+    def read(seg: Segment, fid: int) -> list[tuple[str, str, tuple[int, ...]]]:
+        rows = seg.file_rows(fid)
+        names = seg.names_of(seg.entry[rows])
+        owners = [seg.container(c) for c in seg.conts(rows).tolist()]
+        spans = list(zip(*(a.tolist() for a in seg.spans_of(rows)), strict=True))
+        return list(zip(names, owners, spans, strict=True))
+
+    def expected(fid: int) -> list[tuple[str, str, tuple[int, ...]]]:
+        return [
+            (s.name, s.container, (s.span.line, s.span.col, s.span.end_line, s.span.end_col))
+            for s in written[fid]
+        ]
+
+    built = [
+        Segment.from_batch(batch_from_files(files[:3])),
+        Segment.from_batch(batch_from_files(files[3:])),
+    ]
+    assert (len(built[0].cont) == 0) is (owned < 0.5)  # the layout under test
+    shipped = [Segment.from_parts(seg.to_bytes(seg.alive), seg.file_ids.tolist()) for seg in built]
+    merged = Segment.merge(shipped, [f"f{fid}.c" for fid in range(6)])
+    for fid in range(6):
+        assert read(built[fid // 3], fid) == expected(fid)
+        assert read(shipped[fid // 3], fid) == expected(fid)
+        assert read(merged, fid) == expected(fid)
+
+
 def test_merges_on_a_worker_equal_merges_here(monkeypatch: pytest.MonkeyPatch) -> None:
     """A cold index's merges shipped to a pool worker (and a merger that
     fails, merged here instead) give the index an in-process merge gives:
