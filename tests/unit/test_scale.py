@@ -15,6 +15,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from nearsym.cache import Cache
@@ -300,15 +301,27 @@ def test_substring_candidates_miss_nothing(seed: int) -> None:
 
 
 def test_trigram_lists_with_wide_gaps_decode() -> None:
-    """A trigram whose entries lie more than 65,535 apart is stored as 32-bit
-    entries, the others as 16-bit gaps; both decode to the same lists."""
+    """A trigram list is stored as 16-bit gaps, as 16-bit gaps with the
+    odd wide one kept whole, or (most gaps wide) as 32-bit entries; each
+    decodes to its list. Entries: `a_qzq` 0, `aan00` 1, `b...` 2-70,001,
+    `m_qzq` 70,002, `n...` 70,003-140,002, `zzqzq` 140,003; so `qzq`
+    (at even offsets) is 32-bit, `n00` escapes one gap, `b00` has none."""
     from nearsym.segment import Segment, batch_from_files
 
-    names = ["a_qzq"] + [f"n{i:06d}" for i in range(70_000)] + ["zzqzq"]
+    names = ["a_qzq", "aan00", "m_qzq", "zzqzq"]
+    names += [f"{g}{i:06d}" for g in "bn" for i in range(70_000)]
     defs = FileDefs.from_symbols("python", [sym(n, "a.py", i) for i, n in enumerate(names)])
     seg = Segment.from_batch(batch_from_files([(0, defs)]))
-    assert bool((seg.tri_small == 0).any()) and bool((seg.tri_small == 1).any())
-    for q in [b"qzq", b"zqzq", b"n0000", b"06999", b"123"]:
+    forms = set()
+    for code in (b"qzq", b"n00", b"b00"):
+        at = int(np.searchsorted(seg.tri_codes, int.from_bytes(code, "big")))
+        assert int(seg.tri_codes[at]) == int.from_bytes(code, "big")
+        listed = seg.trigram_list(at).tolist()
+        assert listed == sorted(e for e in range(len(seg)) if code in seg.key(e)), code
+        escaped = int(seg.tri_big_off[at + 1]) > int(seg.tri_big_off[at])
+        forms.add((int(seg.tri_small[at]), escaped))
+    assert forms == {(0, False), (1, True), (1, False)}
+    for q in [b"qzq", b"zqzq", b"n00", b"n0000", b"06999", b"123", b"aan"]:
         got = {seg.key(e) for chunk in seg.containing(q) for e in chunk.tolist() if q in seg.key(e)}
         want = {n.encode() for n in names if q in n.encode()}
         assert got == want, q
