@@ -3,19 +3,21 @@
 Design note
 -----------
 A namespace's index is a short list of segments (see `index`). A segment
-stores its definitions as numpy columns, about 26 bytes a row, and its
+stores its definitions as numpy columns, about 16 bytes a row, and its
 distinct names ("entries") once each:
 
 - rows, in file order (files sorted by path, definitions by position):
-  entry id, container id, line, column, end-line delta, end column, kind
-  byte (`columns.LOCAL_BIT` marks a local);
+  entry id, line and column (the end is the name's width; other spans are
+  kept whole aside), kind byte (`columns.LOCAL_BIT` marks a local), and the
+  container id (a column, or where most rows have none, the rows that have
+  one);
 - entries, sorted by lower-cased name: the lower-cased names joined by
   newlines into one bytes blob and the original names into another, each
   with a `uint32` offset per entry, a length, a 64-bit mask of the
   characters the name holds, and its rows (`post`, grouped by entry, in row
   order);
 - a trigram index over the lower-cased entries: for each trigram code, the
-  sorted entries holding it.
+  sorted entries holding it (as 16-bit gaps where that is smaller).
 
 Candidate retrieval asks four questions of every segment, each answered
 without a Python loop over the entries:
