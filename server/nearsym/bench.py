@@ -136,7 +136,10 @@ async def lsp_latency(
     the file that defines it), to the end of indexing, its resident memory,
     then each query's latency. `client_watches` declares the client's file
     watching (as VS Code and Neovim 0.11 do); without it the server runs
-    its own watcher."""
+    its own watcher. Between the first answer and the end of the index's
+    progress the client sends nothing, as an editor does until someone
+    types (a query every 0.2 s while the kernel indexed left the server
+    12 MB larger: 402 against 390 MB, single runs)."""
     env = {**os.environ, "NEARSYM_CACHE_DIR": cache_dir}
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "nearsym", "serve",
@@ -159,6 +162,15 @@ async def lsp_latency(
         message: dict[str, object] = json.loads(await stdout.readexactly(length))
         return message
 
+    def handle(message: dict[str, object]) -> None:
+        """Answer the server's requests; note the end of its progress."""
+        if "id" in message and "method" in message:
+            send({"id": message["id"], "result": None})
+        value = message.get("params")
+        inner = value.get("value") if isinstance(value, dict) else None
+        if isinstance(inner, dict) and inner.get("kind") == "end":
+            progress_ended.set()
+
     async def request(method: str, params: object) -> dict[str, object]:
         msg_id = next(ids)
         send({"id": msg_id, "method": method, "params": params})
@@ -166,12 +178,7 @@ async def lsp_latency(
             message = await read()
             if message.get("id") == msg_id and "method" not in message:
                 return message
-            if "id" in message and "method" in message:
-                send({"id": message["id"], "result": None})
-            value = message.get("params")
-            inner = value.get("value") if isinstance(value, dict) else None
-            if isinstance(inner, dict) and inner.get("kind") == "end":
-                progress_ended.set()
+            handle(message)
 
     started = time.perf_counter()
     folders = [{"uri": "file://" + r, "name": os.path.basename(r)} for r in roots]
@@ -202,8 +209,7 @@ async def lsp_latency(
             else:
                 await asyncio.sleep(0.02)
     while not progress_ended.is_set():  # until the index's progress ends
-        await request("workspace/symbol", {"query": "zzqqxx"})
-        await asyncio.sleep(0.2)
+        handle(await read())
     figures.indexed = time.perf_counter() - started
     await asyncio.sleep(1.0)  # the final merge runs after progress ends
     await request("workspace/symbol", {"query": "warm"})
