@@ -3,7 +3,7 @@
 Design note
 -----------
 A namespace's index is a short list of segments (see `index`). A segment
-stores its definitions as numpy columns, about 16 bytes a row, and its
+stores its definitions as numpy columns, 15 to 17 bytes a row, and its
 distinct names ("entries") once each:
 
 - rows, in file order (files sorted by path, definitions by position):
@@ -182,7 +182,6 @@ class Segment:
 
     __slots__ = (
         "alive",
-        "by_length",
         "case_blob",
         "case_ids",
         "case_kind",
@@ -209,6 +208,9 @@ class Segment:
         "file_start",
         "kind",
         "languages",
+        "len16",
+        "len_esc",
+        "len_esc_at",
         "line",
         "live_rows",
         "lo_off",
@@ -266,17 +268,18 @@ class Segment:
         self.lower = _joined(lowers)
         low = np.frombuffer(self.lower, dtype=U8)
         self.lo_off = np.flatnonzero(low == 10).astype(U32)
-        # Spans: line and column, 16 bits each; the end is the name's own
+        # Spans: line and column, 16 and 8 bits; the end is the name's own
         # width (its key's length: ASCII names, nearly all). A name past
-        # line or column 65,535, spanning other text (`ns::add` named
-        # `add`, a quoted key), not ASCII, or ending on a later line keeps
-        # its whole span in `extra_spans`.
+        # line 65,535 or column 255 (none of the Linux kernel's 4 million),
+        # spanning other text (`ns::add` named `add`, a quoted key), not
+        # ASCII, or ending on a later line keeps its whole span in
+        # `extra_spans`.
         line, col, end_line, end_col = (spans[:, k].astype(np.int64) for k in range(4))
         key_width = (np.diff(self.lo_off).astype(np.int64) - 1)[row_entry]
         simple = (end_line == line) & (end_col - col == key_width)
-        simple &= (line <= 65535) & (col <= 65535)
+        simple &= (line <= 65535) & (col <= 255)
         self.line = np.where(simple, line, 0).astype(U16)
-        self.col = np.where(simple, col, 0).astype(U16)
+        self.col = np.where(simple, col, 0).astype(U8)
         extra = np.flatnonzero(~simple)
         self.extra_rows = extra.astype(U32)
         self.extra_spans = np.ascontiguousarray(spans[extra]).reshape(-1).astype(U32)
@@ -326,10 +329,12 @@ class Segment:
         # Entries shortest first, for tiers read in that order a chunk at a
         # time; trigram numbers by their last two bytes, for three-byte
         # queries at odd offsets.
-        self.by_length = np.argsort(lengths, kind="stable").astype(U32)
+        by_length = np.argsort(lengths, kind="stable")
+        self.len16, self.len_esc_at, self.len_esc = _pack_order(by_length)
         # The masks are only ever scanned in that order: store them so, and
         # a scan reads memory front to back.
-        self.masks = self.masks[self.by_length]
+        self.masks = self.masks[by_length]
+        del by_length
         order = np.argsort(self.tri_codes & U32(0xFFFF), kind="stable").astype(U32)
         self.tri_suffix_order = order
         self.tri_suffix = (self.tri_codes[order] & U32(0xFFFF)).astype(U32)
@@ -492,7 +497,7 @@ class Segment:
         "entry", "cont", "cont_rows", "cont_ids", "line", "col", "extra_rows", "extra_spans", "kind", "file_start",
         "lo_off", "case_kind", "case_ids", "case_off", "masks", "post", "post_start", "tri_codes",
         "tri_small", "tri_base", "tri_off", "tri_len", "tri16", "tri32", "tri_big", "tri_big_off",
-        "by_length",
+        "len16", "len_esc_at", "len_esc",
         "tri_suffix", "tri_suffix_order", "cont_off", "cont_lengths", "cont_masks", "cont_post",
         "cont_post_start", "cont_boff", "file_lang",
     )  # fmt: skip
@@ -547,6 +552,8 @@ class Segment:
             and len(seg.cont) in (0, len(seg.entry))
             and len(seg.cont_rows) == len(seg.cont_ids)
             and len(seg.tri_big_off) == len(seg.tri_codes)
+            and len(seg.len16) == len(seg.lo_off) - 1
+            and len(seg.len_esc) == len(seg.len_esc_at)
         ):
             raise ValueError("snapshot columns disagree")
         seg.live_rows = int(np.diff(seg.file_start)[seg.alive].sum()) if files else 0
@@ -592,7 +599,7 @@ class Segment:
             self.case_kind,
             self.masks, self.post, self.post_start, self.tri_codes, self.tri_small, self.tri_base,
             self.tri_off, self.tri_len, self.tri16, self.tri32, self.tri_big, self.tri_big_off,
-            self.by_length, self.tri_suffix,
+            self.len16, self.len_esc_at, self.len_esc, self.tri_suffix,
             self.tri_suffix_order, self.cont_off, self.cont_lengths, self.cont_masks, self.cont_post,
             self.cont_post_start,
         )  # fmt: skip
@@ -713,17 +720,31 @@ class Segment:
                 yield hit
 
     def _by_length_chunks(self) -> Iterator[NDArray[np.uint32]]:
-        order = self.by_length
-        for at in range(0, len(order), SCAN_CHUNK):
-            yield order[at : at + SCAN_CHUNK]
+        """Every entry, shortest first, `SCAN_CHUNK` at a time."""
+        for at in range(0, len(self.len16), SCAN_CHUNK):
+            yield self._by_length_slice(at, min(at + SCAN_CHUNK, len(self.len16)))
+
+    def _by_length_slice(self, start: int, stop: int) -> NDArray[np.uint32]:
+        """Entries `start:stop` of the shortest-first order (`_pack_order`)."""
+        gaps = self.len16[start:stop].astype(np.int64)
+        first = int(np.searchsorted(self.len_esc_at, start))
+        last = int(np.searchsorted(self.len_esc_at, stop))
+        at = self.len_esc_at[first:last].astype(np.int64) - start  # at[0] == 0
+        total = np.cumsum(gaps)
+        runs = np.diff(np.append(at, stop - start))
+        shift = np.repeat(self.len_esc[first:last].astype(np.int64) - total[at], runs)
+        out: NDArray[np.uint32] = (total + shift).astype(U32)
+        return out
 
     def _with_mask(self, mask: int) -> Iterator[NDArray[np.uint32]]:
         """Entries whose character mask holds `mask`, shortest first, in
         chunks: read only as far as the caller goes."""
         m = U32(mask)
-        order, masks = self.by_length, self.masks
-        for at in range(0, len(order), SCAN_CHUNK):
-            hit = order[at : at + SCAN_CHUNK][(masks[at : at + SCAN_CHUNK] & m) == m]
+        masks = self.masks
+        for at, order in zip(
+            range(0, len(masks), SCAN_CHUNK), self._by_length_chunks(), strict=True
+        ):
+            hit = order[(masks[at : at + SCAN_CHUNK] & m) == m]
             if len(hit):
                 yield hit
 
@@ -958,6 +979,23 @@ def _pack(
     big_off = np.concatenate(([0], np.cumsum(np.where(small, escapes, 0))[:-1])).astype(U32)
     base = entries[start[:-1]]
     return codes, small.astype(U8), base, off, counts.astype(U32), tri16, tri32, big, big_off
+
+
+def _pack_order(order: NDArray[Any]) -> tuple[Any, ...]:
+    """The shortest-first order of entries as 16-bit gaps: within a length
+    its ids ascend, most of them close. Where a gap does not fit (a new
+    length, a wide jump) and at the start of every `SCAN_CHUNK`, the gap is
+    written 0 and the id kept whole (`at`, `ids`), so each chunk decodes on
+    its own. On the Linux kernel: 2.8 million entries in 5.7 MB instead of
+    11.3."""
+    order = order.astype(np.int64)
+    gaps = np.zeros(len(order), dtype=np.int64)
+    if len(order):
+        gaps[1:] = np.diff(order)
+    whole = (gaps <= 0) | (gaps >= 65536)
+    whole[::SCAN_CHUNK] = True
+    at = np.flatnonzero(whole)
+    return np.where(whole, 0, gaps).astype(U16), at.astype(U32), order[at].astype(U32)
 
 
 def _by_length(lengths: NDArray[Any]) -> NDArray[np.intp]:

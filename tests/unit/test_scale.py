@@ -327,6 +327,30 @@ def test_trigram_lists_with_wide_gaps_decode() -> None:
         assert got == want, q
 
 
+@pytest.mark.parametrize("chunk", [1_000, 32_768])
+def test_shortest_first_order_decodes(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    """The shortest-first order, stored as 16-bit gaps with whole ids where
+    a gap does not fit (a new length, a jump past 65,535, a chunk's start),
+    reads back chunk by chunk as the stable sort by length, through a
+    snapshot too."""
+    import nearsym.segment as segment_module
+    from nearsym.segment import Segment, batch_from_files
+
+    monkeypatch.setattr(segment_module, "SCAN_CHUNK", chunk)
+    names = ["a_qzq", "aan00", "m_qzq", "zzqzq", "x", "yy"]
+    names += [f"{g}{i:06d}" for g in "bn" for i in range(70_000)]
+    defs = FileDefs.from_symbols("python", [sym(n, "a.py", i) for i, n in enumerate(names)])
+    seg = Segment.from_batch(batch_from_files([(0, defs)]))
+    want = np.argsort(seg.lengths(np.arange(len(seg))), kind="stable").tolist()
+    assert int(np.diff(seg.len_esc_at.astype(np.int64)).max()) <= chunk
+    assert len(seg.len_esc) > -(-len(seg) // chunk)  # wide gaps and lengths too
+    again = Segment.from_parts(seg.to_bytes(seg.alive), seg.file_ids.tolist())
+    for built in (seg, again):
+        chunks = list(built._by_length_chunks())
+        assert all(len(c) <= chunk for c in chunks)
+        assert np.concatenate(chunks).tolist() == want
+
+
 def test_unusual_spans_survive_merge_and_snapshot() -> None:
     """Columns and widths are 16 bits; a name past column 65,535 or spanning
     lines keeps its whole span, through merges and a snapshot."""
@@ -551,7 +575,7 @@ def test_rows_read_back_their_container_and_span(owned: float) -> None:
         for i in range(80):
             name = rng.choice([_words(rng), "ünï_" + _words(rng), "x"])
             owner = rng.choice(["Cart", "pkg.Cart", "Ünï"]) if rng.random() < owned else ""
-            line, col = rng.choice([i, 70_000 + i]), rng.choice([0, 4, 70_000])
+            line, col = rng.choice([i, 70_000 + i]), rng.choice([0, 4, 255, 256, 70_000])
             width = len(name) if rng.random() < 0.8 else len(name) + rng.randint(1, 5)
             end_line = line if rng.random() < 0.9 else line + 2
             span = Span(line, col, end_line, col + width)
