@@ -45,7 +45,7 @@ from nearsym.memory import trim
 
 log = logging.getLogger(__name__)
 
-FORMAT = 10
+FORMAT = 11
 RACY_SECONDS = 2.0
 
 

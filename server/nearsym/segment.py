@@ -3,7 +3,7 @@
 Design note
 -----------
 A namespace's index is a short list of segments (see `index`). A segment
-stores its definitions as numpy columns, 15 to 17 bytes a row, and its
+stores its definitions as numpy columns, about 16 bytes a row, and its
 distinct names ("entries") once each:
 
 - rows, in file order (files sorted by path, definitions by position):
@@ -82,6 +82,9 @@ TRIGRAM_SLICE = 4_000_000
 """Bytes of names read at a time when building the trigram lists."""
 SCAN_CHUNK = 32_768
 """Entries per chunk when a tier reads the shortest-first order."""
+STARTS_BLOCK_BITS = 6
+"""Entries per 32-bit base of `post` offsets: 64 (`_pack_starts`); 64 names
+with 1,024 rows each would still fit the 16-bit rest."""
 
 CHAR_BITS = _char_bits()
 """Per byte, its bit in an entry's 32-bit character mask: a-z a bit each,
@@ -182,6 +185,7 @@ class Segment:
 
     __slots__ = (
         "alive",
+        "by_length",
         "case_blob",
         "case_ids",
         "case_kind",
@@ -208,16 +212,14 @@ class Segment:
         "file_start",
         "kind",
         "languages",
-        "len16",
-        "len_esc",
-        "len_esc_at",
         "line",
         "live_rows",
         "lo_off",
         "lower",
         "masks",
         "post",
-        "post_start",
+        "post_base",
+        "post_local",
         "tri16",
         "tri32",
         "tri_base",
@@ -312,9 +314,10 @@ class Segment:
         m = len(entries)
         self.post = np.argsort(row_entry, kind="stable").astype(U32)
         counts = np.bincount(row_entry, minlength=m) if len(row_entry) else np.zeros(m, np.int64)
-        post_start = np.zeros(m + 1, dtype=U32)
+        post_start = np.zeros(m + 1, dtype=np.int64)
         np.cumsum(counts, out=post_start[1:])
-        self.post_start = post_start
+        self.post_base, self.post_local = _pack_starts(post_start)
+        del post_start
         (
             self.tri_codes,
             self.tri_small,
@@ -329,12 +332,10 @@ class Segment:
         # Entries shortest first, for tiers read in that order a chunk at a
         # time; trigram numbers by their last two bytes, for three-byte
         # queries at odd offsets.
-        by_length = np.argsort(lengths, kind="stable")
-        self.len16, self.len_esc_at, self.len_esc = _pack_order(by_length)
+        self.by_length = np.argsort(lengths, kind="stable").astype(U32)
         # The masks are only ever scanned in that order: store them so, and
         # a scan reads memory front to back.
-        self.masks = self.masks[by_length]
-        del by_length
+        self.masks = self.masks[self.by_length]
         order = np.argsort(self.tri_codes & U32(0xFFFF), kind="stable").astype(U32)
         self.tri_suffix_order = order
         self.tri_suffix = (self.tri_codes[order] & U32(0xFFFF)).astype(U32)
@@ -495,9 +496,9 @@ class Segment:
     # -- snapshots ------------------------------------------------------------
     _ARRAYS = (
         "entry", "cont", "cont_rows", "cont_ids", "line", "col", "extra_rows", "extra_spans", "kind", "file_start",
-        "lo_off", "case_kind", "case_ids", "case_off", "masks", "post", "post_start", "tri_codes",
+        "lo_off", "case_kind", "case_ids", "case_off", "masks", "post", "post_base", "post_local", "tri_codes",
         "tri_small", "tri_base", "tri_off", "tri_len", "tri16", "tri32", "tri_big", "tri_big_off",
-        "len16", "len_esc_at", "len_esc",
+        "by_length",
         "tri_suffix", "tri_suffix_order", "cont_off", "cont_lengths", "cont_masks", "cont_post",
         "cont_post_start", "cont_boff", "file_lang",
     )  # fmt: skip
@@ -544,7 +545,8 @@ class Segment:
         if not (
             len(seg.alive) == files == len(seg.file_lang) == len(seg.file_start) - 1
             and int(seg.file_start[-1]) == len(seg.entry) == len(seg.post)
-            and len(seg.lo_off) == len(seg.post_start)
+            and len(seg.lo_off) == len(seg.post_local)
+            and len(seg.post_base) == -(-len(seg.post_local) // (1 << STARTS_BLOCK_BITS))
             and len(seg.case_off) == len(seg.case_ids) + 1
             and len(seg.case_kind) == len(seg.lo_off) - 1
             and len(seg.extra_spans) == 4 * len(seg.extra_rows)
@@ -552,8 +554,6 @@ class Segment:
             and len(seg.cont) in (0, len(seg.entry))
             and len(seg.cont_rows) == len(seg.cont_ids)
             and len(seg.tri_big_off) == len(seg.tri_codes)
-            and len(seg.len16) == len(seg.lo_off) - 1
-            and len(seg.len_esc) == len(seg.len_esc_at)
         ):
             raise ValueError("snapshot columns disagree")
         seg.live_rows = int(np.diff(seg.file_start)[seg.alive].sum()) if files else 0
@@ -597,9 +597,9 @@ class Segment:
             self.extra_spans, self.kind,
             self.file_ids, self.file_start, self.alive, self.lo_off, self.case_ids, self.case_off,
             self.case_kind,
-            self.masks, self.post, self.post_start, self.tri_codes, self.tri_small, self.tri_base,
+            self.masks, self.post, self.post_base, self.post_local, self.tri_codes, self.tri_small, self.tri_base,
             self.tri_off, self.tri_len, self.tri16, self.tri32, self.tri_big, self.tri_big_off,
-            self.len16, self.len_esc_at, self.len_esc, self.tri_suffix,
+            self.by_length, self.tri_suffix,
             self.tri_suffix_order, self.cont_off, self.cont_lengths, self.cont_masks, self.cont_post,
             self.cont_post_start,
         )  # fmt: skip
@@ -666,6 +666,13 @@ class Segment:
             out[hit] = self.cont_ids[at[hit]]
         return out
 
+    def post_starts(self, ids: NDArray[Any]) -> NDArray[np.int64]:
+        """Where each entry's rows start in `post` (`len(self)` for the end)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        out: NDArray[np.int64] = self.post_base[ids >> STARTS_BLOCK_BITS].astype(np.int64)
+        out += self.post_local[ids]
+        return out
+
     def spans_of(self, rows: NDArray[Any]) -> tuple[NDArray[np.int64], ...]:
         """(line, column, end line, end column) of each row."""
         line = self.line[rows].astype(np.int64)
@@ -720,31 +727,17 @@ class Segment:
                 yield hit
 
     def _by_length_chunks(self) -> Iterator[NDArray[np.uint32]]:
-        """Every entry, shortest first, `SCAN_CHUNK` at a time."""
-        for at in range(0, len(self.len16), SCAN_CHUNK):
-            yield self._by_length_slice(at, min(at + SCAN_CHUNK, len(self.len16)))
-
-    def _by_length_slice(self, start: int, stop: int) -> NDArray[np.uint32]:
-        """Entries `start:stop` of the shortest-first order (`_pack_order`)."""
-        gaps = self.len16[start:stop].astype(np.int64)
-        first = int(np.searchsorted(self.len_esc_at, start))
-        last = int(np.searchsorted(self.len_esc_at, stop))
-        at = self.len_esc_at[first:last].astype(np.int64) - start  # at[0] == 0
-        total = np.cumsum(gaps)
-        runs = np.diff(np.append(at, stop - start))
-        shift = np.repeat(self.len_esc[first:last].astype(np.int64) - total[at], runs)
-        out: NDArray[np.uint32] = (total + shift).astype(U32)
-        return out
+        order = self.by_length
+        for at in range(0, len(order), SCAN_CHUNK):
+            yield order[at : at + SCAN_CHUNK]
 
     def _with_mask(self, mask: int) -> Iterator[NDArray[np.uint32]]:
         """Entries whose character mask holds `mask`, shortest first, in
         chunks: read only as far as the caller goes."""
         m = U32(mask)
-        masks = self.masks
-        for at, order in zip(
-            range(0, len(masks), SCAN_CHUNK), self._by_length_chunks(), strict=True
-        ):
-            hit = order[(masks[at : at + SCAN_CHUNK] & m) == m]
+        order, masks = self.by_length, self.masks
+        for at in range(0, len(order), SCAN_CHUNK):
+            hit = order[at : at + SCAN_CHUNK][(masks[at : at + SCAN_CHUNK] & m) == m]
             if len(hit):
                 yield hit
 
@@ -841,14 +834,15 @@ class Segment:
 
     def rows_of(self, e: int) -> NDArray[np.uint32]:
         """The live rows of entry `e`, in row (path, position) order."""
-        rows = self.post[int(self.post_start[e]) : int(self.post_start[e + 1])]
+        first, last = self.post_starts(np.asarray([e, e + 1])).tolist()
+        rows = self.post[first:last]
         return self._live(rows)
 
     def rows_of_many(self, ids: NDArray[np.uint32]) -> tuple[NDArray[np.uint32], list[int]]:
         """`rows_of` for many entries at once: their live rows one entry after
         another, and how many each has."""
-        starts = self.post_start[ids].astype(np.int64)
-        counts = self.post_start[ids + 1].astype(np.int64) - starts
+        starts = self.post_starts(ids)
+        counts = self.post_starts(ids + 1) - starts
         total = int(counts.sum())
         shift = np.repeat(starts - (np.cumsum(counts) - counts), counts)
         rows = self.post[shift + np.arange(total)]
@@ -981,21 +975,15 @@ def _pack(
     return codes, small.astype(U8), base, off, counts.astype(U32), tri16, tri32, big, big_off
 
 
-def _pack_order(order: NDArray[Any]) -> tuple[Any, ...]:
-    """The shortest-first order of entries as 16-bit gaps: within a length
-    its ids ascend, most of them close. Where a gap does not fit (a new
-    length, a wide jump) and at the start of every `SCAN_CHUNK`, the gap is
-    written 0 and the id kept whole (`at`, `ids`), so each chunk decodes on
-    its own. On the Linux kernel: 2.8 million entries in 5.7 MB instead of
-    11.3."""
-    order = order.astype(np.int64)
-    gaps = np.zeros(len(order), dtype=np.int64)
-    if len(order):
-        gaps[1:] = np.diff(order)
-    whole = (gaps <= 0) | (gaps >= 65536)
-    whole[::SCAN_CHUNK] = True
-    at = np.flatnonzero(whole)
-    return np.where(whole, 0, gaps).astype(U16), at.astype(U32), order[at].astype(U32)
+def _pack_starts(starts: NDArray[np.int64]) -> tuple[Any, ...]:
+    """Ascending offsets as a 32-bit base every `2**STARTS_BLOCK_BITS` and
+    a 16-bit rest each (32-bit if a block's offsets span 65,536 or more):
+    an entry's first row costs two reads, and on the Linux kernel its 2.8
+    million entries take 5.8 MB instead of 11.3."""
+    base = starts[:: 1 << STARTS_BLOCK_BITS]
+    local = starts - np.repeat(base, 1 << STARTS_BLOCK_BITS)[: len(starts)]
+    narrow = len(local) == 0 or int(local.max()) < 65536
+    return base.astype(U32), local.astype(U16 if narrow else U32)
 
 
 def _by_length(lengths: NDArray[Any]) -> NDArray[np.intp]:

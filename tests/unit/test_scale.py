@@ -327,28 +327,28 @@ def test_trigram_lists_with_wide_gaps_decode() -> None:
         assert got == want, q
 
 
-@pytest.mark.parametrize("chunk", [1_000, 32_768])
-def test_shortest_first_order_decodes(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
-    """The shortest-first order, stored as 16-bit gaps with whole ids where
-    a gap does not fit (a new length, a jump past 65,535, a chunk's start),
-    reads back chunk by chunk as the stable sort by length, through a
-    snapshot too."""
-    import nearsym.segment as segment_module
+@pytest.mark.parametrize("repeats", [3, 70_000])
+def test_rows_of_each_name_read_back(repeats: int) -> None:
+    """Each name's rows, whose offsets are stored as a 32-bit base per 64
+    names and a 16-bit rest (32-bit when 64 names hold 65,536 rows or more:
+    here one name defined 70,000 times), read back as written, one name or
+    many at a time, through a snapshot too."""
     from nearsym.segment import Segment, batch_from_files
 
-    monkeypatch.setattr(segment_module, "SCAN_CHUNK", chunk)
-    names = ["a_qzq", "aan00", "m_qzq", "zzqzq", "x", "yy"]
-    names += [f"{g}{i:06d}" for g in "bn" for i in range(70_000)]
+    rng = random.Random(repeats)
+    names = ["x"] * repeats + [f"n{rng.randrange(400)}" for _ in range(600)]
+    rng.shuffle(names)
     defs = FileDefs.from_symbols("python", [sym(n, "a.py", i) for i, n in enumerate(names)])
     seg = Segment.from_batch(batch_from_files([(0, defs)]))
-    want = np.argsort(seg.lengths(np.arange(len(seg))), kind="stable").tolist()
-    assert int(np.diff(seg.len_esc_at.astype(np.int64)).max()) <= chunk
-    assert len(seg.len_esc) > -(-len(seg) // chunk)  # wide gaps and lengths too
+    assert seg.post_local.dtype == (np.uint16 if repeats < 65536 else np.uint32)
     again = Segment.from_parts(seg.to_bytes(seg.alive), seg.file_ids.tolist())
+    every = np.arange(len(seg), dtype=np.uint32)
     for built in (seg, again):
-        chunks = list(built._by_length_chunks())
-        assert all(len(c) <= chunk for c in chunks)
-        assert np.concatenate(chunks).tolist() == want
+        want = [np.flatnonzero(built.entry == e).tolist() for e in range(len(built))]
+        assert [built.rows_of(e).tolist() for e in range(len(built))] == want
+        rows, counts = built.rows_of_many(every)
+        assert counts == [len(w) for w in want]
+        assert rows.tolist() == [r for w in want for r in w]
 
 
 def test_unusual_spans_survive_merge_and_snapshot() -> None:
