@@ -3,7 +3,7 @@
 Design note
 -----------
 A namespace's index is a short list of segments (see `index`). A segment
-stores its definitions as numpy columns, about 16 bytes a row, and its
+stores its definitions as numpy columns, 14 to 16 bytes a row, and its
 distinct names ("entries") once each:
 
 - rows, in file order (files sorted by path, definitions by position):
