@@ -68,6 +68,23 @@ def stamp() -> str:
     return h.hexdigest()
 
 
+BLOB_CHUNK = 1 << 20
+"""Bytes of a snapshot part written at a time."""
+
+
+def _store_part(db: sqlite3.Connection, part: str, data: Any) -> None:
+    """One snapshot part, written into its row a chunk at a time: bound as a
+    parameter, SQLite would first copy the whole part (up to 63 MB of names
+    on the Linux kernel) into memory of its own."""
+    view = memoryview(data).cast("B")
+    cursor = db.execute("INSERT INTO snapshot VALUES (?, zeroblob(?))", (part, len(view)))
+    if not len(view) or cursor.lastrowid is None:
+        return
+    with db.blobopen("snapshot", "data", cursor.lastrowid) as blob:
+        for at in range(0, len(view), BLOB_CHUNK):
+            blob.write(view[at : at + BLOB_CHUNK])
+
+
 def _version(dist: str) -> str:
     from importlib import metadata  # 40 ms to import: not before the first answer
 
@@ -281,7 +298,8 @@ class Cache:
                     elif kind == "snapshot":
                         assert isinstance(rows, dict)
                         db.execute("DELETE FROM snapshot")
-                        db.executemany("INSERT INTO snapshot VALUES (?, ?)", list(rows.items()))
+                        for part, data in rows.items():
+                            _store_part(db, part, data)
                     else:
                         db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in rows])
                 if kind == "snapshot":
