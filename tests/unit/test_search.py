@@ -112,6 +112,22 @@ def test_cli_finds_rank_rerank_first_in_this_checkout() -> None:
     assert "server/nearsym/rank.py:" in out[0] and out[0].endswith("function  rerank")
 
 
+def test_cli_output_cut_short_by_its_reader_is_not_an_error() -> None:
+    """`nearsym search x | head -1`: the pipe closes after one line, and
+    the command ends quietly instead of with a BrokenPipeError traceback.
+    The output (about 90 KB of JSON here) is more than the pipe and the
+    stdout buffer hold together, so the command is still writing then."""
+    run = [sys.executable, "-m", "nearsym", "search", "e", "--root", str(REPO)]
+    run += ["--limit", "500", "--json"]
+    search_cli = subprocess.Popen(run, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert search_cli.stdout is not None and search_cli.stderr is not None
+    first = search_cli.stdout.readline()
+    search_cli.stdout.close()  # the reader leaves, as `head -1` does
+    err = search_cli.stderr.read().decode()
+    assert search_cli.wait(timeout=60) == 0
+    assert first.strip() and "Traceback" not in err and "BrokenPipe" not in err
+
+
 def test_cli_json_and_explain() -> None:
     run = [sys.executable, "-m", "nearsym", "search", "register", "--root", str(FIXTURE)]
     out = subprocess.run(
