@@ -62,7 +62,13 @@ def stamp() -> str:
             skim = spec.skim
             h.update(
                 repr(
-                    (sorted(skim.outline), sorted(skim.guarded), skim.inner, sorted(skim.blocks))
+                    (
+                        sorted(skim.outline),
+                        sorted(skim.guarded),
+                        skim.inner,
+                        sorted(skim.blocks),
+                        skim.raw_quote,
+                    )
                 ).encode()
             )
     return h.hexdigest()

@@ -450,8 +450,8 @@ class Segment:
         f_count = np.zeros(n_files, dtype=np.int64)
         file_ids: list[int] = [0] * n_files
         languages: list[str] = [""] * n_files
-        for s_no, seg in enumerate(segments):
-            mine = np.flatnonzero(f_seg == s_no)
+        files_of = [np.flatnonzero(f_seg == s_no) for s_no in range(len(segments))]
+        for seg, mine in zip(segments, files_of, strict=True):
             where = f_pos[mine]
             f_start[mine] = seg.file_start[where]
             f_count[mine] = seg.file_start[where + 1] - seg.file_start[where]
@@ -470,8 +470,7 @@ class Segment:
         row_cont = np.zeros(total, dtype=U32)
         spans = np.zeros((total, 4), dtype=U32)
         kinds = np.zeros(total, dtype=U8)
-        for s_no, seg in enumerate(segments):
-            mine = np.flatnonzero(f_seg == s_no)
+        for s_no, (seg, mine) in enumerate(zip(segments, files_of, strict=True)):
             counts = f_count[mine]
             if not counts.sum():
                 continue
@@ -495,12 +494,12 @@ class Segment:
 
     # -- snapshots ------------------------------------------------------------
     _ARRAYS = (
-        "entry", "cont", "cont_rows", "cont_ids", "line", "col", "extra_rows", "extra_spans", "kind", "file_start",
-        "lo_off", "case_kind", "case_ids", "case_off", "masks", "post", "post_base", "post_local", "tri_codes",
-        "tri_small", "tri_base", "tri_off", "tri_len", "tri16", "tri32", "tri_big", "tri_big_off",
-        "by_length",
-        "tri_suffix", "tri_suffix_order", "cont_off", "cont_lengths", "cont_masks", "cont_post",
-        "cont_post_start", "cont_boff", "file_lang",
+        "entry", "cont", "cont_rows", "cont_ids", "line", "col", "extra_rows", "extra_spans",
+        "kind", "file_start", "lo_off", "case_kind", "case_ids", "case_off", "masks", "post",
+        "post_base", "post_local", "tri_codes", "tri_small", "tri_base", "tri_off", "tri_len",
+        "tri16", "tri32", "tri_big", "tri_big_off", "by_length", "tri_suffix", "tri_suffix_order",
+        "cont_off", "cont_lengths", "cont_masks", "cont_post", "cont_post_start", "cont_boff",
+        "file_lang",
     )  # fmt: skip
 
     def to_parts(self, alive: NDArray[np.bool_]) -> dict[str, Any]:
@@ -593,14 +592,12 @@ class Segment:
     def nbytes(self) -> int:
         arrays = (
             self.entry, self.cont, self.cont_rows, self.cont_ids, self.line, self.col,
-            self.extra_rows,
-            self.extra_spans, self.kind,
-            self.file_ids, self.file_start, self.alive, self.lo_off, self.case_ids, self.case_off,
-            self.case_kind,
-            self.masks, self.post, self.post_base, self.post_local, self.tri_codes, self.tri_small, self.tri_base,
-            self.tri_off, self.tri_len, self.tri16, self.tri32, self.tri_big, self.tri_big_off,
-            self.by_length, self.tri_suffix,
-            self.tri_suffix_order, self.cont_off, self.cont_lengths, self.cont_masks, self.cont_post,
+            self.extra_rows, self.extra_spans, self.kind, self.file_ids, self.file_start,
+            self.alive, self.lo_off, self.case_ids, self.case_off, self.case_kind, self.masks,
+            self.post, self.post_base, self.post_local, self.tri_codes, self.tri_small,
+            self.tri_base, self.tri_off, self.tri_len, self.tri16, self.tri32, self.tri_big,
+            self.tri_big_off, self.by_length, self.tri_suffix, self.tri_suffix_order,
+            self.cont_off, self.cont_lengths, self.cont_masks, self.cont_post,
             self.cont_post_start,
         )  # fmt: skip
         strings = len(self.lower) + len(self.case_blob) + len(self.cont_lower)
@@ -843,9 +840,7 @@ class Segment:
         another, and how many each has."""
         starts = self.post_starts(ids)
         counts = self.post_starts(ids + 1) - starts
-        total = int(counts.sum())
-        shift = np.repeat(starts - (np.cumsum(counts) - counts), counts)
-        rows = self.post[shift + np.arange(total)]
+        rows = self.post[_ranges(starts, counts)]
         if self.live_rows == self.rows:
             return rows, counts.tolist()
         files = np.searchsorted(self.file_start, rows, side="right") - 1
