@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from nearsym import __version__
 from nearsym.cache import Cache
+from nearsym.children import isolate
 from nearsym.config import DEFAULT_MAX_FILE_BYTES, Config
 from nearsym.index import SymbolIndex
 from nearsym.indexer import Workers, index_into, save_snapshot
@@ -270,6 +271,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    isolate()
     try:
         return _run(argv)
     except BrokenPipeError:

@@ -43,7 +43,7 @@ from nearsym.convert import client_symbol_kinds, path_to_uri, uri_to_path, works
 from nearsym.indexer import Workers, index_namespace
 from nearsym.live import Change, LiveTarget, LiveWorkspace
 from nearsym.memory import settle
-from nearsym.model import Kind, Span, Symbol
+from nearsym.model import Symbol
 from nearsym.relations import Relations
 from nearsym.search import Namespace, answer, pages
 from nearsym.watcher import WatcherProcess
@@ -169,7 +169,6 @@ class NearsymServer(LanguageServer):
         self.focus = Focus()
         self.request_files: dict[Any, str] = {}
         self.symbol_kinds = client_symbol_kinds(None)
-        self.resolve_range = False
         self.relations = Relations()
         self.indexed = asyncio.Event()
         self.tasks: set[asyncio.Task[None]] = set()
@@ -475,50 +474,7 @@ class NearsymServer(LanguageServer):
         return False
 
     def to_lsp(self, symbol: Symbol) -> types.WorkspaceSymbol:
-        answer = workspace_symbol(symbol, self.symbol_kinds)
-        if self.resolve_range:
-            assert isinstance(answer.location, types.Location)
-            answer.location = types.LocationUriOnly(uri=answer.location.uri)
-            answer.data = {
-                "root": symbol.root,
-                "path": symbol.path,
-                "name": symbol.name,
-                "container": symbol.container,
-                "line": symbol.span.line,
-                "col": symbol.span.col,
-            }
-        return answer
-
-    def resolve(self, item: types.WorkspaceSymbol) -> types.WorkspaceSymbol:
-        data = item.data if isinstance(item.data, dict) else None
-        if data is None:
-            return item
-        ns = next((n for n in self.namespaces if n.root == data.get("root")), None)
-        candidates = ns.index.symbols_of(str(data.get("path"))) if ns else ()
-        match = [
-            s
-            for s in candidates
-            if s.name == data.get("name") and s.container == data.get("container")
-        ]
-        match.sort(key=lambda s: abs(s.span.line - int(data.get("line", 0))))
-        if match:
-            return workspace_symbol(match[0], self.symbol_kinds)
-        span = Span(
-            int(data.get("line", 0)),
-            int(data.get("col", 0)),
-            int(data.get("line", 0)),
-            int(data.get("col", 0)),
-        )
-        gone = Symbol(
-            item.name,
-            Kind(int(item.kind)),
-            item.container_name or "",
-            str(data.get("root")),
-            str(data.get("path")),
-            span,
-            "",
-        )
-        return workspace_symbol(gone, self.symbol_kinds)
+        return workspace_symbol(symbol, self.symbol_kinds)
 
     async def apply_settings(self, settings: Any) -> None:
         """New settings: report bad values, re-index when membership changed."""
@@ -589,7 +545,6 @@ def make_server() -> NearsymServer:
                 types.ShowMessageParams(type=types.MessageType.Warning, message=problem)
             )
         ls.symbol_kinds = client_symbol_kinds(params.capabilities)
-        ls.resolve_range = _resolves_range(params.capabilities)
         ls.ready = True
         for root in _roots(params):
             ls.live.add_root(root)
@@ -604,7 +559,7 @@ def make_server() -> NearsymServer:
 
     @server.feature(
         types.WORKSPACE_SYMBOL,
-        types.WorkspaceSymbolOptions(resolve_provider=True, work_done_progress=False),
+        types.WorkspaceSymbolOptions(resolve_provider=False, work_done_progress=False),
     )
     async def workspace_symbol_(
         ls: NearsymServer, params: types.WorkspaceSymbolParams
@@ -621,8 +576,9 @@ def make_server() -> NearsymServer:
           of `PAGE_SIZE`, best first (slices of one ranking, so none
           reshuffles an earlier one); the response itself is then empty.
         - Cancelled (`$/cancelRequest`) before it runs: RequestCancelled.
-        - With resolve support for `location.range`: uri only, range on
-          `workspaceSymbol/resolve`.
+        - Always a full `Location` (uri and range), even for a client that
+          could resolve ranges lazily: the range is at hand, and a client
+          that opens a uri-only answer without resolving it lands on line 1.
         """
         msg_id = ls.protocol.msg_id
         open_file = ls.request_files.pop(msg_id, None) or ls.focus.path
@@ -634,13 +590,6 @@ def make_server() -> NearsymServer:
             ls.progress(types.ProgressParams(token=token, value=[ls.to_lsp(s) for s in part]))
             await asyncio.sleep(0)
         return []
-
-    @server.feature(types.WORKSPACE_SYMBOL_RESOLVE)
-    def workspace_symbol_resolve(
-        ls: NearsymServer, item: types.WorkspaceSymbol
-    ) -> types.WorkspaceSymbol:
-        """Fill in the range of a symbol answered with its uri only."""
-        return ls.resolve(item)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: NearsymServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -741,14 +690,6 @@ def make_server() -> NearsymServer:
             cache.close()
 
     return server
-
-
-def _resolves_range(capabilities: types.ClientCapabilities) -> bool:
-    try:
-        support = capabilities.workspace.symbol.resolve_support  # type: ignore[union-attr]
-    except AttributeError:
-        return False
-    return bool(support and "location.range" in support.properties)
 
 
 async def _register_watchers(ls: NearsymServer) -> bool:

@@ -32,6 +32,8 @@ import sys
 import threading
 from collections.abc import Awaitable, Callable
 
+from nearsym.children import python_module_command
+
 log = logging.getLogger(__name__)
 
 READY = b"ready"
@@ -104,14 +106,12 @@ class WatcherProcess:
         """Watch until stopped (True) or until the helper fails (False);
         `on_ready` is called once the watches are in place, or when the
         helper fails before that (the index must not wait for it)."""
-        # The helper imports this package from where the server found it.
-        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        path = os.environ.get("PYTHONPATH")
-        env = {**os.environ, "PYTHONPATH": here + (os.pathsep + path if path else "")}
+        # Isolated, from the filesystem root: the helper imports this package
+        # from where the server found it, and nothing from the workspace.
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "nearsym.watcher", *self.roots,
+            *python_module_command("nearsym.watcher", *self.roots),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            env=env, limit=64 * 1024 * 1024,
+            cwd=os.sep, limit=64 * 1024 * 1024,
         )  # fmt: skip
         self._process = process
         assert process.stdout is not None
@@ -158,6 +158,7 @@ class WatcherProcess:
             process.stdin.close()
 
 
-if __name__ == "__main__":
+def helper_main(argv: list[str]) -> int:
+    """The helper process's entry point (see `children.python_module_command`)."""
     logging.basicConfig(level=logging.WARNING)
-    sys.exit(main(sys.argv[1:]))
+    return main(argv)

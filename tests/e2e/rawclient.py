@@ -21,11 +21,12 @@ class RawClient:
         self.reader = asyncio.ensure_future(self._read())
 
     @classmethod
-    async def start(cls) -> RawClient:
+    async def start(cls, cwd: str | None = None) -> RawClient:
         process = await asyncio.create_subprocess_exec(
             *SERVER,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
+            cwd=cwd,
         )
         return cls(process)
 

@@ -15,6 +15,8 @@ from ..processes import children, running
 from .conftest import FIXTURE
 from .rawclient import RawClient
 
+CAPABILITIES = FIXTURE.parent / "client-capabilities"
+
 pytestmark = pytest.mark.e2e
 
 WATCHING = {"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}}
@@ -209,18 +211,24 @@ async def test_superseded_queries_are_cancelled(workspace: Path) -> None:
         assert await client.close() == 0
 
 
-async def test_resolve_fills_the_range(workspace: Path) -> None:
-    resolving = {"workspace": {"symbol": {"resolveSupport": {"properties": ["location.range"]}}}}
-    client = await session(workspace, resolving)
+async def test_a_client_that_resolves_ranges_still_gets_them_at_once(workspace: Path) -> None:
+    """VS Code's language client declares resolve support for
+    `location.range`; a uri-only answer then opened at line 1 wherever the
+    client did not resolve it (the extension's own picker). The range is
+    always sent, and no resolve is offered."""
+    recorded = CAPABILITIES / "vscode-1.100.3-languageclient-11.0.0.json"
+    vscode = json.loads(recorded.read_text())["capabilities"]
+    assert "location.range" in vscode["workspace"]["symbol"]["resolveSupport"]["properties"]
+    client = await session(workspace, vscode)
     try:
+        provider = client.initialize_result["result"]["capabilities"]["workspaceSymbolProvider"]  # type: ignore[attr-defined]
+        assert provider in (True, {}) or not provider.get("resolveProvider")
         answer = await client.request("workspace/symbol", {"query": "HTTPServer"})
-        item = answer["result"][0]
-        assert "range" not in item["location"]
-        resolved = await client.request("workspaceSymbol/resolve", item)
-        assert resolved["result"]["location"]["range"] == {
+        assert answer["result"][0]["location"]["range"] == {
             "start": {"line": 6, "character": 5},
             "end": {"line": 6, "character": 15},
         }
+        assert "data" not in answer["result"][0]
     finally:
         assert await client.close() == 0
 
