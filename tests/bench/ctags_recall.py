@@ -25,9 +25,9 @@ import subprocess
 import sys
 import time
 
-from nearsym.config import Config
-from nearsym.index import SymbolIndex
-from nearsym.workspace import index_root
+from nearsym.index.store import SymbolIndex
+from nearsym.workspace.config import Config
+from nearsym.workspace.discovery import index_root
 
 CTAGS_LANGUAGE = {
     "python": "Python", "go": "Go", "java": "Java", "c": "C", "cpp": "C++",

@@ -4,7 +4,7 @@ This is the fzf.vim `:Tags` workflow: `ctags -R` writes a tags file for the
 corpus, and fzf filters its lines by what was typed, matching the name and
 file columns (`--nth 1..2`, `--tiebreak=begin`, as fzf.vim passes them). The
 cases, the correctness rule and the figures are nearsym's own
-(`nearsym.evaluate`), so the row is comparable with `nearsym eval`'s.
+(`nearsym.tools.evaluate`), so the row is comparable with `nearsym eval`'s.
 
     python tests/bench/peer_ctags_fzf.py ../shared/golden/dev.jsonl --corpora DIR
 
@@ -20,7 +20,7 @@ import subprocess
 import sys
 from functools import cache
 
-from nearsym.evaluate import EVAL_DEPTH, Case, Corpora, Tally, load_cases
+from nearsym.tools.evaluate import EVAL_DEPTH, Case, Corpora, Tally, load_cases
 
 FZF = ["fzf", "--delimiter", "\t", "--nth", "1..2", "--tiebreak=begin"]
 

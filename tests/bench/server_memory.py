@@ -13,7 +13,7 @@ import asyncio
 import os
 import sys
 
-from nearsym.bench import lsp_latency
+from nearsym.tools.bench import lsp_latency
 
 
 def measure(root: str, cache: str, client_watches: bool) -> str:

@@ -13,8 +13,15 @@ import os
 import sys
 import time
 
-from nearsym.extract import _matches, _parse, _parser, _spelled, extract_defs, load_grammar
-from nearsym.languages import language_for_path
+from nearsym.extract.definitions import (
+    _matches,
+    _parse,
+    _parser,
+    _spelled,
+    extract_defs,
+    load_grammar,
+)
+from nearsym.extract.languages import language_for_path
 
 
 def main(root: str, extension: str) -> None:

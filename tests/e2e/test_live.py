@@ -124,7 +124,7 @@ async def test_own_watcher_helper_never_outlives_the_server(workspace: Path) -> 
     other process it started, along."""
     client = await session(workspace, NOT_WATCHING)
     started = children(client.process.pid)
-    assert [c for c in started.values() if b"nearsym.watcher" in c]
+    assert [c for c in started.values() if b"nearsym.workspace.watcher" in c]
     client.process.kill()
     await client.process.wait()
     for _ in range(200):

@@ -1,7 +1,7 @@
 """The in-repo golden set: a ranking regression fails CI.
 
 `tests/fixtures/golden/cases.jsonl` (made by `make_cases.py` from situations
-written for this repo) runs through `nearsym.evaluate`, the same path as
+written for this repo) runs through `nearsym.tools.evaluate`, the same path as
 `nearsym eval`, and its figures must equal the stored baseline. A change that
 moves them, up or down, updates the baseline on purpose:
 
@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from nearsym.evaluate import Corpora, evaluate, failures, load_cases
-from nearsym.rank import POLICIES
+from nearsym.core.rank import POLICIES
+from nearsym.tools.evaluate import Corpora, evaluate, failures, load_cases
 
 HERE = Path(__file__).resolve().parents[1] / "fixtures" / "golden"
 BASELINE = HERE / "baseline.json"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nearsym.model import Kind, Span, Symbol
+from nearsym.core.model import Kind, Span, Symbol
 
 ROOT = "/ws"
 

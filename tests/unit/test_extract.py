@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from nearsym.extract import extract_symbols, utf16_column
-from nearsym.languages import language_for_path
+from nearsym.extract.definitions import extract_symbols, utf16_column
+from nearsym.extract.languages import language_for_path
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "polyglot"
 

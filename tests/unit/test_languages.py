@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from nearsym.extract import extract_symbols, load_grammar
-from nearsym.languages import LANGUAGES, language_for_path, language_for_shebang
-from nearsym.model import Kind
+from nearsym.core.model import Kind
+from nearsym.extract.definitions import extract_symbols, load_grammar
+from nearsym.extract.languages import LANGUAGES, language_for_path, language_for_shebang
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "languages"
 SAMPLES = sorted(p for p in FIXTURES.iterdir() if p.suffix != ".symbols")

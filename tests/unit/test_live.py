@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from nearsym.config import Config
-from nearsym.live import Change, LiveWorkspace
+from nearsym.workspace.config import Config
+from nearsym.workspace.live import Change, LiveWorkspace
 
 NAMES = ["alpha", "beta", "gamma", "delta", "parse", "run", "Config", "Store", "load"]
 FOLDERS = ["", "pkg", "pkg/sub", "lib", "tests", "node_modules/dep", "build", "gen"]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nearsym.match import (
+from nearsym.core.match import (
     EXACT_IGNORING_CASE_SCORE,
     EXACT_SCORE,
     NON_EXACT_CAP,
@@ -108,7 +108,7 @@ def test_lower_case_query_ignores_case() -> None:
 
 @given(st.text(alphabet=string.ascii_letters + string.digits + "_-./:$ #\\", max_size=16))
 def test_fast_word_starts_agree_with_the_reference(name: str) -> None:
-    from nearsym.match import _word_starts, _word_starts_slow
+    from nearsym.core.match import _word_starts, _word_starts_slow
 
     assert _word_starts(name) == _word_starts_slow(name)
 
@@ -116,7 +116,7 @@ def test_fast_word_starts_agree_with_the_reference(name: str) -> None:
 def _reference_align(typed: str, name: str, smart_case: bool = True) -> object:
     """The alignment DP as first written: quadratic, no pruning. The fast
     one must agree with it exactly (positions, raw score, ceiling, tail)."""
-    from nearsym import match as m
+    from nearsym.core import match as m
 
     query, lower = typed.lower(), name.lower()
     if not query or not m.is_subsequence(query, lower):
@@ -171,7 +171,7 @@ def _reference_align(typed: str, name: str, smart_case: bool = True) -> object:
     st.booleans(),
 )
 def test_fast_alignment_equals_the_reference(query: str, name: str, smart: bool) -> None:
-    from nearsym.match import _align
+    from nearsym.core.match import _align
 
     fast = _align.__wrapped__(query, name, smart)
     expected = _reference_align(query, name, smart)
@@ -192,7 +192,7 @@ def test_fast_alignment_equals_the_reference(query: str, name: str, smart: bool)
 def test_query_scorer_equals_explain_name(
     query: str, name: str, container: str, smart: bool
 ) -> None:
-    from nearsym.match import QueryScorer, explain_name
+    from nearsym.core.match import QueryScorer, explain_name
 
     scorer = QueryScorer(query, smart)
     assert scorer.both(name, container) == (
@@ -214,8 +214,8 @@ def test_query_scorer_equals_explain_name(
 def test_batch_alignment_equals_align_bit_for_bit(
     query: str, names: list[str], smart: bool
 ) -> None:
-    from nearsym.batchalign import align_many
-    from nearsym.match import _align
+    from nearsym.core.batchalign import align_many
+    from nearsym.core.match import _align
 
     batch = align_many(query, names, smart)
     assert set(batch) == set(names)
@@ -239,7 +239,7 @@ def test_batch_alignment_equals_align_bit_for_bit(
 def test_primed_query_scorer_equals_explain_name(
     query: str, pairs: list[tuple[str, str]], smart: bool
 ) -> None:
-    from nearsym.match import QueryScorer, explain_name
+    from nearsym.core.match import QueryScorer, explain_name
 
     scorer = QueryScorer(query, smart)
     scorer.prime(pairs)
@@ -251,7 +251,7 @@ def test_primed_query_scorer_equals_explain_name(
 
 
 def test_batch_alignment_leaves_out_what_it_cannot_take() -> None:
-    from nearsym.batchalign import MAX_WIDTH, align_many
+    from nearsym.core.batchalign import MAX_WIDTH, align_many
 
     names = [f"name{i}" for i in range(10)] + ["naïve_name", "n" * (MAX_WIDTH + 1)]
     found = align_many("nm", names)

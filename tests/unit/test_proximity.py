@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from nearsym.proximity import directory_distance, proximity_score
+from nearsym.core.proximity import directory_distance, proximity_score
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,9 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nearsym.match import score_name
-from nearsym.model import Kind
-from nearsym.rank import (
+from nearsym.core.match import score_name
+from nearsym.core.model import Kind
+from nearsym.core.rank import (
     FETCH_MAX,
     FETCH_MIN,
     RankContext,

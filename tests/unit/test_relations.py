@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from nearsym import relations as relations_module
-from nearsym.config import Config
-from nearsym.index import SymbolIndex
-from nearsym.rank import RankContext, rerank
-from nearsym.relations import Relations
-from nearsym.search import Namespace
-from nearsym.workspace import index_root
+from nearsym.core.rank import RankContext, rerank
+from nearsym.index.search import Namespace
+from nearsym.index.store import SymbolIndex
+from nearsym.workspace import imports as relations_module
+from nearsym.workspace.config import Config
+from nearsym.workspace.discovery import index_root
+from nearsym.workspace.imports import Relations
 
 from .helpers import sym
 

@@ -18,13 +18,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nearsym.cache import Cache
-from nearsym.columns import FileDefs
-from nearsym.config import Config
-from nearsym.index import SymbolIndex
-from nearsym.indexer import IndexTarget, Workers, index_into, index_namespace, save_snapshot
-from nearsym.match import is_subsequence
-from nearsym.model import Kind, Span, Symbol
+from nearsym.core.filedefs import FileDefs
+from nearsym.core.match import is_subsequence
+from nearsym.core.model import Kind, Span, Symbol
+from nearsym.index.cache import Cache
+from nearsym.index.store import SymbolIndex
+from nearsym.workspace.config import Config
+from nearsym.workspace.indexer import (
+    IndexTarget,
+    Workers,
+    index_into,
+    index_namespace,
+    save_snapshot,
+)
 
 from ..processes import running
 
@@ -113,8 +119,8 @@ def test_a_narrow_pool_is_a_prefix_of_a_wide_one(seed: int) -> None:
 
 
 def _case_groups(index: SymbolIndex, query: str) -> list[list[tuple[int, int]]]:
-    from nearsym.index import _groups
-    from nearsym.segment import merged_keys
+    from nearsym.index.segment import merged_keys
+    from nearsym.index.store import _groups
 
     sources = [(n, seg, seg.prefix(query.lower().encode())) for n, seg in enumerate(index.segments)]
     return [g for g in _groups(merged_keys(sources)) if len(g) > 1]
@@ -282,7 +288,7 @@ def test_racy_entries_are_not_trusted(tmp_path: Path) -> None:
 def test_substring_candidates_miss_nothing(seed: int) -> None:
     """Trigrams are kept at even offsets only: a substring starting at an odd
     offset must still be a candidate, for every query length."""
-    from nearsym.segment import Segment, batch_from_files
+    from nearsym.index.segment import Segment, batch_from_files
 
     rng = random.Random(seed)
     letters = "abcdeé_x"
@@ -306,7 +312,7 @@ def test_trigram_lists_with_wide_gaps_decode() -> None:
     decodes to its list. Entries: `a_qzq` 0, `aan00` 1, `b...` 2-70,001,
     `m_qzq` 70,002, `n...` 70,003-140,002, `zzqzq` 140,003; so `qzq`
     (at even offsets) is 32-bit, `n00` escapes one gap, `b00` has none."""
-    from nearsym.segment import Segment, batch_from_files
+    from nearsym.index.segment import Segment, batch_from_files
 
     names = ["a_qzq", "aan00", "m_qzq", "zzqzq"]
     names += [f"{g}{i:06d}" for g in "bn" for i in range(70_000)]
@@ -333,7 +339,7 @@ def test_rows_of_each_name_read_back(repeats: int) -> None:
     names and a 16-bit rest (32-bit when 64 names hold 65,536 rows or more:
     here one name defined 70,000 times), read back as written, one name or
     many at a time, through a snapshot too."""
-    from nearsym.segment import Segment, batch_from_files
+    from nearsym.index.segment import Segment, batch_from_files
 
     rng = random.Random(repeats)
     names = ["x"] * repeats + [f"n{rng.randrange(400)}" for _ in range(600)]
@@ -384,7 +390,7 @@ def test_trigram_lists_built_in_slices_match_one_pass(
     memory); every slice size gives what one pass over the blob gives."""
     import numpy as np
 
-    from nearsym import segment
+    from nearsym.index import segment
 
     rng = random.Random(slice_bytes)
     names = ["".join(rng.choice("abcde_") for _ in range(rng.randint(1, 12))) for _ in range(2000)]
@@ -476,7 +482,7 @@ def test_pool_workers_exit_with_the_server(tmp_path: Path) -> None:
     its indexing workers behind, waiting on their task queue forever."""
     script = (
         "import sys, time\n"
-        "from nearsym.indexer import Workers\n"
+        "from nearsym.workspace.indexer import Workers\n"
         "w = Workers(2)\n"
         "w.warm()\n"
         "w.submit([], 0).result()\n"
@@ -521,7 +527,7 @@ def test_sorted_intersection_equals_numpy(seed: int) -> None:
     included."""
     import numpy as np
 
-    from nearsym.segment import intersect_sorted
+    from nearsym.index.segment import intersect_sorted
 
     rng = np.random.default_rng(seed)
     for _ in range(50):
@@ -539,7 +545,7 @@ def test_names_and_owners_of_rows_read_as_written() -> None:
     and in any order, and their owners, as the whole-column readers do."""
     import numpy as np
 
-    from nearsym.segment import Segment, batch_from_files
+    from nearsym.index.segment import Segment, batch_from_files
 
     names = ["id", "ID", "Id", "iD", "getId", "GetID", "x", "Ünïcode", "ÜNÏCODE", "snake_case"]
     owners = ["", "Cart", "cart", "pkg.Cart", "Ünï"]
@@ -564,7 +570,7 @@ def test_rows_read_back_their_container_and_span(owned: float) -> None:
     one) or most do (a column), and whether a span is the name's own width
     (stored as its start) or not (kept whole): every row reads back as
     written, in a segment built here, rebuilt from its bytes and merged."""
-    from nearsym.segment import Segment, batch_from_files
+    from nearsym.index.segment import Segment, batch_from_files
 
     rng = random.Random(int(owned * 100))
     files: list[tuple[int, FileDefs]] = []
@@ -613,7 +619,7 @@ def test_merges_on_a_worker_equal_merges_here(monkeypatch: pytest.MonkeyPatch) -
     """A cold index's merges shipped to a pool worker (and a merger that
     fails, merged here instead) give the index an in-process merge gives:
     through bulk merges, replaced and removed files, and the final compact."""
-    import nearsym.index as index_module
+    import nearsym.index.store as index_module
 
     monkeypatch.setattr(index_module, "MERGE_ELSEWHERE_ROWS", 0)
     rng = random.Random(11)

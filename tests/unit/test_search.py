@@ -10,11 +10,11 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nearsym.config import Config
-from nearsym.index import SymbolIndex
-from nearsym.rank import pool_width
-from nearsym.search import Namespace, ranked_pool, search
-from nearsym.workspace import index_root
+from nearsym.core.rank import pool_width
+from nearsym.index.search import Namespace, ranked_pool, search
+from nearsym.index.store import SymbolIndex
+from nearsym.workspace.config import Config
+from nearsym.workspace.discovery import index_root
 
 from .helpers import sym
 
@@ -109,7 +109,7 @@ def test_cli_finds_rank_rerank_first_in_this_checkout() -> None:
         text=True,
         check=True,
     ).stdout.splitlines()
-    assert "server/nearsym/rank.py:" in out[0] and out[0].endswith("function  rerank")
+    assert "server/nearsym/core/rank.py:" in out[0] and out[0].endswith("function  rerank")
 
 
 def test_cli_output_cut_short_by_its_reader_is_not_an_error() -> None:

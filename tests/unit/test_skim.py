@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from nearsym.columns import FileDefs
-from nearsym.extract import _folds, _parse, _spelled, extract_defs, load_grammar
-from nearsym.languages import LANGUAGES, LanguageSpec, language_for_path
+from nearsym.core.filedefs import FileDefs
+from nearsym.extract.definitions import _folds, _parse, _spelled, extract_defs, load_grammar
+from nearsym.extract.languages import LANGUAGES, LanguageSpec, language_for_path
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -260,7 +260,7 @@ def test_only_some_languages_skim() -> None:
 
 def test_cache_stamp_is_the_same_in_every_process() -> None:
     """The stamp covers the skim, whose sets iterate in a per-process order."""
-    script = "from nearsym.cache import stamp; print(stamp())"
+    script = "from nearsym.index.cache import stamp; print(stamp())"
     stamps = {
         subprocess.run(
             [sys.executable, "-c", script],

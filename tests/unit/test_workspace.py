@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from nearsym.config import Config
-from nearsym.workspace import SkippedFile, discover, read_source
+from nearsym.workspace.config import Config
+from nearsym.workspace.discovery import SkippedFile, discover, read_source
 
 
 def write(root: Path, rel: str, text: str = "def f(): pass\n") -> None:

@@ -15,7 +15,7 @@ from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from nearsym.model import Kind, Span, Symbol
+from nearsym.core.model import Kind, Span, Symbol
 
 LOCAL_BIT = 0x80
 """Set in a kind byte when the definition is local to a function."""

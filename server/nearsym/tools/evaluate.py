@@ -23,13 +23,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from nearsym.config import Config
-from nearsym.index import SymbolIndex
-from nearsym.model import Symbol
-from nearsym.rank import RankContext, RankPolicy, explain
-from nearsym.relations import Relations
-from nearsym.search import Namespace, answer
-from nearsym.workspace import index_root
+from nearsym.core.model import Symbol
+from nearsym.core.rank import RankContext, RankPolicy, explain
+from nearsym.index.search import Namespace, answer
+from nearsym.index.store import SymbolIndex
+from nearsym.workspace.config import Config
+from nearsym.workspace.discovery import index_root
+from nearsym.workspace.imports import Relations
 
 EVAL_DEPTH = 100
 

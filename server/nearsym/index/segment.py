@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from nearsym.columns import FileDefs
+from nearsym.core.filedefs import FileDefs
 
 U8 = np.uint8
 U16 = np.uint16

@@ -46,9 +46,9 @@ from functools import cache
 
 import tree_sitter as ts
 
-from nearsym.columns import LOCAL_BIT, FileDefs
-from nearsym.languages import CAPTURE_KINDS, LanguageSpec
-from nearsym.model import Kind, Symbol
+from nearsym.core.filedefs import LOCAL_BIT, FileDefs
+from nearsym.core.model import Kind, Symbol
+from nearsym.extract.languages import CAPTURE_KINDS, LanguageSpec
 
 _CLASS_LIKE = frozenset({Kind.CLASS, Kind.INTERFACE, Kind.STRUCT, Kind.ENUM})
 _CALLABLE = frozenset({Kind.FUNCTION, Kind.METHOD})

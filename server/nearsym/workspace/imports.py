@@ -32,10 +32,10 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from nearsym.extract import ImportRef, extract_imports
-from nearsym.languages import language_for_path
-from nearsym.search import Namespace
-from nearsym.workspace import SkippedFile, read_source
+from nearsym.extract.definitions import ImportRef, extract_imports
+from nearsym.extract.languages import language_for_path
+from nearsym.index.search import Namespace
+from nearsym.workspace.discovery import SkippedFile, read_source
 
 FOLLOW_DEPTH = 2
 """Imports followed: the open file's, then those of the files it imports

@@ -48,11 +48,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from nearsym.columns import LOCAL_BIT, FileDefs
-from nearsym.match import is_qualified, is_subsequence, normalise_qualified
-from nearsym.model import Kind, Span, Symbol
-from nearsym.proximity import directory_distance
-from nearsym.segment import (
+from nearsym.core.filedefs import LOCAL_BIT, FileDefs
+from nearsym.core.match import is_qualified, is_subsequence, normalise_qualified
+from nearsym.core.model import Kind, Span, Symbol
+from nearsym.core.proximity import directory_distance
+from nearsym.index.segment import (
     KeyCheck,
     Segment,
     Subsequence,

@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 from importlib import resources
 
-from nearsym.model import Kind
+from nearsym.core.model import Kind
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ in `shared/editors`, the bench's client) gets watchfiles. Its setup walks the
 whole tree and adds an inotify watch per folder while holding the
 interpreter lock: on the Linux kernel that stalls every thread of the
 server for 0.4 to 1 s, right when the first answer near the open file is
-due. So it runs in a process of its own (`python -m nearsym.watcher ROOT
+due. So it runs in a process of its own (`python -m nearsym.workspace.watcher ROOT
 ...`), which speaks a line protocol on its stdout:
 
 - `ready` once the watches are in place (after that, no change is missed);
@@ -32,7 +32,7 @@ import sys
 import threading
 from collections.abc import Awaitable, Callable
 
-from nearsym.children import python_module_command
+from nearsym.workspace.children import python_module_command
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +109,7 @@ class WatcherProcess:
         # Isolated, from the filesystem root: the helper imports this package
         # from where the server found it, and nothing from the workspace.
         process = await asyncio.create_subprocess_exec(
-            *python_module_command("nearsym.watcher", *self.roots),
+            *python_module_command("nearsym.workspace.watcher", *self.roots),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             cwd=os.sep, limit=64 * 1024 * 1024,
         )  # fmt: skip

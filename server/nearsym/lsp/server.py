@@ -37,16 +37,16 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from nearsym import __version__
-from nearsym.cache import Cache
-from nearsym.config import Config, config_from_options
-from nearsym.convert import client_symbol_kinds, path_to_uri, uri_to_path, workspace_symbol
-from nearsym.indexer import Workers, index_namespace
-from nearsym.live import Change, LiveTarget, LiveWorkspace
-from nearsym.memory import settle
-from nearsym.model import Symbol
-from nearsym.relations import Relations
-from nearsym.search import Namespace, answer, pages
-from nearsym.watcher import WatcherProcess
+from nearsym.core.model import Symbol
+from nearsym.index.allocator import settle
+from nearsym.index.cache import Cache
+from nearsym.index.search import Namespace, answer, pages
+from nearsym.lsp.convert import client_symbol_kinds, path_to_uri, uri_to_path, workspace_symbol
+from nearsym.workspace.config import Config, config_from_options
+from nearsym.workspace.imports import Relations
+from nearsym.workspace.indexer import Workers, index_namespace
+from nearsym.workspace.live import Change, LiveTarget, LiveWorkspace
+from nearsym.workspace.watcher import WatcherProcess
 
 log = logging.getLogger(__name__)
 
@@ -393,7 +393,7 @@ class NearsymServer(LanguageServer):
             await asyncio.sleep(0)
 
     async def watch(self) -> None:
-        """Our own watcher (a helper process: see `nearsym.watcher`), for
+        """Our own watcher (a helper process: see `nearsym.workspace.watcher`), for
         clients that do not watch; restarted when it fails, a few times. A
         new one replaces the old only once its watches are in place, so
         folders watched before a folder change miss nothing meanwhile."""

@@ -27,14 +27,14 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-from nearsym.cache import Cache
-from nearsym.config import Config
-from nearsym.index import SymbolIndex
-from nearsym.indexer import ColdStats, Workers, index_into, save_snapshot
-from nearsym.match import split_words
-from nearsym.memory import configure, settle
-from nearsym.rank import clear_caches
-from nearsym.search import Namespace, answer
+from nearsym.core.match import split_words
+from nearsym.core.rank import clear_caches
+from nearsym.index.allocator import configure, settle
+from nearsym.index.cache import Cache
+from nearsym.index.search import Namespace, answer
+from nearsym.index.store import SymbolIndex
+from nearsym.workspace.config import Config
+from nearsym.workspace.indexer import ColdStats, Workers, index_into, save_snapshot
 
 SEED = 20261130
 """Fixed: the drawn query mix is the same on every run over the same tree."""

@@ -31,10 +31,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from nearsym.match import NameEvidence, QueryScorer, explain_name, highlight, split_words
-from nearsym.match import clear_caches as clear_name_caches
-from nearsym.model import Kind, Symbol, qualified
-from nearsym.proximity import (
+from nearsym.core.match import NameEvidence, QueryScorer, explain_name, highlight, split_words
+from nearsym.core.match import clear_caches as clear_name_caches
+from nearsym.core.model import Kind, Symbol, qualified
+from nearsym.core.proximity import (
     SAME_FILE_SCORE,
     SAME_FOLDER_SCORE,
     directory_distance,

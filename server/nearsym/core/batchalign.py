@@ -31,7 +31,7 @@ from collections.abc import Iterable
 import numpy as np
 from numpy.typing import NDArray
 
-from nearsym.match import (
+from nearsym.core.match import (
     CASE_MISMATCH,
     GAP_EXTEND,
     GAP_OPEN,

@@ -35,14 +35,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from nearsym.cache import Cache
-from nearsym.columns import FileDefs
-from nearsym.config import Config
-from nearsym.index import MergeInput, SymbolIndex
-from nearsym.languages import language_named
-from nearsym.proximity import directory_distance
-from nearsym.segment import Segment
-from nearsym.workspace import SkippedFile, SourceFile, discover, read_source_stat
+from nearsym.core.filedefs import FileDefs
+from nearsym.core.proximity import directory_distance
+from nearsym.extract.languages import language_named
+from nearsym.index.cache import Cache
+from nearsym.index.segment import Segment
+from nearsym.index.store import MergeInput, SymbolIndex
+from nearsym.workspace.config import Config
+from nearsym.workspace.discovery import SkippedFile, SourceFile, discover, read_source_stat
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +116,7 @@ def parse_one(path: str, rel: str, language: str, max_bytes: int) -> Parsed:
         return (rel, SKIPPED, -1, 0, b"unknown language")
     try:
         data, st = read_source_stat(path, max_bytes)
-        from nearsym.extract import extract_defs
+        from nearsym.extract.definitions import extract_defs
 
         return (rel, OK, st.st_size, st.st_mtime_ns, extract_defs(data, spec).encode())
     except SkippedFile as why:
@@ -227,7 +227,9 @@ class Workers:
                     else "spawn"
                 )
                 if method == "forkserver":
-                    multiprocessing.set_forkserver_preload(["nearsym.indexer", "nearsym.extract"])
+                    multiprocessing.set_forkserver_preload(
+                        ["nearsym.workspace.indexer", "nearsym.extract.definitions"]
+                    )
                 self._pool = cf.ProcessPoolExecutor(
                     self.count,
                     mp_context=multiprocessing.get_context(method),

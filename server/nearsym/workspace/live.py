@@ -39,12 +39,12 @@ from collections.abc import Callable, Iterable, Sequence
 from enum import Enum
 from typing import Any, TypeVar
 
-from nearsym.columns import FileDefs
-from nearsym.config import Config
-from nearsym.extract import extract_symbols
-from nearsym.index import SymbolIndex
-from nearsym.search import Namespace
-from nearsym.workspace import (
+from nearsym.core.filedefs import FileDefs
+from nearsym.extract.definitions import extract_symbols
+from nearsym.index.search import Namespace
+from nearsym.index.store import SymbolIndex
+from nearsym.workspace.config import Config
+from nearsym.workspace.discovery import (
     SkippedFile,
     SourceFile,
     discover,

@@ -13,8 +13,8 @@ import os
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from nearsym.model import Kind, Symbol
-from nearsym.rank import symbol_file
+from nearsym.core.model import Kind, Symbol
+from nearsym.core.rank import symbol_file
 
 BASE_KINDS = frozenset(range(1, 19))
 """LSP: a client that states no symbol-kind value set supports File..Array."""

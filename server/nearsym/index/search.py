@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from nearsym.index import SymbolIndex
-from nearsym.match import name_evidence
-from nearsym.model import Symbol
-from nearsym.rank import RankContext, RankPolicy, fetch_limit, pool_width, rerank_groups
+from nearsym.core.match import name_evidence
+from nearsym.core.model import Symbol
+from nearsym.core.rank import RankContext, RankPolicy, fetch_limit, pool_width, rerank_groups
+from nearsym.index.store import SymbolIndex
 
 
 @dataclass(slots=True)

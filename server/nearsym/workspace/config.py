@@ -47,7 +47,7 @@ def _check(name: str, value: Any) -> Any:
             raise ValueError("must be a list of glob strings")
         return tuple(value)
     if name == "languages":
-        from nearsym.languages import language_named
+        from nearsym.extract.languages import language_named
 
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ValueError("must be a list of language names")

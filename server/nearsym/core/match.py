@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from nearsym.model import qualified
+from nearsym.core.model import qualified
 
 # Points per matched character, by where it lands. Only their order and
 # rough ratios matter; the values follow fzf's scheme (a boundary is worth more
@@ -542,7 +542,7 @@ class QueryScorer:
         """`_single(q, s)` of each string, as two arrays."""
         import numpy as np
 
-        from nearsym.batchalign import align_arrays, takes
+        from nearsym.core.batchalign import align_arrays, takes
 
         n = len(strings)
         scored_t = np.zeros(n)

@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 
 import pathspec
 
-from nearsym.config import Config
-from nearsym.extract import extract_symbols
-from nearsym.index import SymbolIndex
-from nearsym.languages import LanguageSpec, language_for_path, language_for_shebang
-from nearsym.model import Symbol
+from nearsym.core.model import Symbol
+from nearsym.extract.definitions import extract_symbols
+from nearsym.extract.languages import LanguageSpec, language_for_path, language_for_shebang
+from nearsym.index.store import SymbolIndex
+from nearsym.workspace.config import Config
 
 log = logging.getLogger(__name__)
 

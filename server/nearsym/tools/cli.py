@@ -15,16 +15,16 @@ import time
 from collections.abc import Sequence
 
 from nearsym import __version__
-from nearsym.cache import Cache
-from nearsym.children import isolate
-from nearsym.config import DEFAULT_MAX_FILE_BYTES, Config
-from nearsym.index import SymbolIndex
-from nearsym.indexer import Workers, index_into, save_snapshot
-from nearsym.model import Symbol
-from nearsym.rank import POLICIES, RankContext, explain, symbol_file
-from nearsym.relations import Relations
-from nearsym.search import Namespace, search
-from nearsym.workspace import index_root
+from nearsym.core.model import Symbol
+from nearsym.core.rank import POLICIES, RankContext, explain, symbol_file
+from nearsym.index.cache import Cache
+from nearsym.index.search import Namespace, search
+from nearsym.index.store import SymbolIndex
+from nearsym.workspace.children import isolate
+from nearsym.workspace.config import DEFAULT_MAX_FILE_BYTES, Config
+from nearsym.workspace.discovery import index_root
+from nearsym.workspace.imports import Relations
+from nearsym.workspace.indexer import Workers, index_into, save_snapshot
 
 log = logging.getLogger("nearsym")
 
@@ -144,7 +144,7 @@ def run_index(args: argparse.Namespace) -> int:
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from nearsym.evaluate import (
+    from nearsym.tools.evaluate import (
         Corpora,
         evaluate,
         failures,
@@ -257,8 +257,8 @@ def run_search(args: argparse.Namespace) -> int:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from nearsym.memory import configure
-    from nearsym.server import make_server  # pygls only when serving
+    from nearsym.index.allocator import configure
+    from nearsym.lsp.server import make_server  # pygls only when serving
 
     configure()
     server = make_server()
@@ -298,7 +298,7 @@ def _run(argv: Sequence[str] | None) -> int:
     if args.command == "index":
         return run_index(args)
     if args.command == "bench":
-        from nearsym.bench import run
+        from nearsym.tools.bench import run
 
         roots = args.root or ["."]
         if len(roots) > 1:

@@ -40,8 +40,8 @@ from functools import cache
 from typing import Any
 
 from nearsym import __version__
-from nearsym.languages import LANGUAGES
-from nearsym.memory import trim
+from nearsym.extract.languages import LANGUAGES
+from nearsym.index.allocator import trim
 
 log = logging.getLogger(__name__)
 
