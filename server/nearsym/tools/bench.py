@@ -2,8 +2,12 @@
 
 Cold index (wall and CPU seconds, MB/s, definitions/s), resident memory and
 bytes per definition, and query latency (p50 / p99 / max) over a query mix:
-in process, and over LSP stdio against `nearsym serve`. With `--vs-ctags`,
-`ctags -R` over the same tree in the same run, and the ratios.
+in process, and over LSP stdio against `nearsym serve`. Against a real
+server, what a person pays: seconds from spawning it to its first answer
+near the open file and to the end of its index, cold and restarted, and the
+memory of its whole process tree (the server and every helper it started).
+With `--vs-ctags`, `ctags -R` over the same tree in the same run, and the
+ratios.
 
 The query mix is read from `--queries FILE` (one query a line) or drawn
 from the index with a fixed seed, so two runs on the same tree ask the same
@@ -91,14 +95,6 @@ def percentiles(samples: list[float]) -> str:
     return f"p50 {statistics.median(ms):.1f} ms  p99 {p99:.1f} ms  max {ms[-1]:.1f} ms"
 
 
-def rss_bytes() -> int:
-    with open("/proc/self/status", encoding="ascii") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
 def tree_bytes(roots: list[str], index: list[SymbolIndex]) -> int:
     total = 0
     for root, idx in zip(roots, index, strict=True):
@@ -106,6 +102,66 @@ def tree_bytes(roots: list[str], index: list[SymbolIndex]) -> int:
             with contextlib.suppress(OSError):
                 total += os.path.getsize(os.path.join(root, *rel.split("/")))
     return total
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """What a process tree holds: the server and every descendant (the
+    forkserver, pool workers, resource tracker, watcher helper)."""
+
+    processes: int
+    rss: int
+    """Resident bytes summed over the tree (pages shared between processes
+    counted in each)."""
+    pss: int
+    """Proportional set size summed over the tree: each shared page split
+    between its sharers, so the sum is what the tree costs the machine."""
+
+
+def tree_memory(pid: int) -> Memory:
+    """`pid` and all its descendants, read from /proc (Linux)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # the command name may hold spaces and parentheses: split after it
+        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    tree = [pid]
+    for p in tree:
+        tree.extend(children.get(p, ()))
+    rss = pss = 0
+    for p in tree:
+        rss += _status_bytes(p, "VmRSS:")
+        pss += _rollup_bytes(p, "Pss:")
+    return Memory(len(tree), rss, pss)
+
+
+def _status_bytes(pid: int, key: str) -> int:
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith(key):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _rollup_bytes(pid: int, key: str) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as f:
+            for line in f:
+                if line.startswith(key):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 
 
 @dataclass(slots=True)
@@ -116,11 +172,16 @@ class LspFigures:
     interpreter's start and imports): first_answer minus this is the time
     from `initialize`."""
     indexed: float = 0.0
+    """Seconds from spawning the server to the end of its index's progress."""
     rss: int = 0
-    """Resident bytes a second after the index's progress ended (the cache
-    may still be writing its snapshot)."""
+    """The server's resident bytes a second after the index's progress ended
+    (the cache may still be writing its snapshot)."""
     rss_settled: int = 0
-    """Resident bytes after the query mix: the server in steady use."""
+    """The server's resident bytes after the query mix: steady use."""
+    tree: Memory = field(default_factory=lambda: Memory(0, 0, 0))
+    """The whole process tree a second after the index's progress ended."""
+    tree_settled: Memory = field(default_factory=lambda: Memory(0, 0, 0))
+    """The whole process tree after the query mix."""
     samples: list[float] = field(default_factory=list)
 
 
@@ -141,6 +202,7 @@ async def lsp_latency(
     types (a query every 0.2 s while the kernel indexed left the server
     12 MB larger: 402 against 390 MB, single runs)."""
     env = {**os.environ, "NEARSYM_CACHE_DIR": cache_dir}
+    started = time.perf_counter()  # what a person pays starts at the spawn
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "nearsym", "serve",
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
@@ -180,7 +242,6 @@ async def lsp_latency(
                 return message
             handle(message)
 
-    started = time.perf_counter()
     folders = [{"uri": "file://" + r, "name": os.path.basename(r)} for r in roots]
     capabilities: dict[str, object] = {"window": {"workDoneProgress": True}}
     if client_watches:
@@ -213,27 +274,18 @@ async def lsp_latency(
     figures.indexed = time.perf_counter() - started
     await asyncio.sleep(1.0)  # the final merge runs after progress ends
     await request("workspace/symbol", {"query": "warm"})
-    figures.rss = _rss_of(process.pid)
+    figures.rss = _status_bytes(process.pid, "VmRSS:")
+    figures.tree = tree_memory(process.pid)
     for query in queries:
         t0 = time.perf_counter()
         await request("workspace/symbol", {"query": query})
         figures.samples.append(time.perf_counter() - t0)
-    figures.rss_settled = _rss_of(process.pid)
+    figures.rss_settled = _status_bytes(process.pid, "VmRSS:")
+    figures.tree_settled = tree_memory(process.pid)
     await request("shutdown", None)
     send({"method": "exit", "params": None})
     await process.wait()
     return figures
-
-
-def _rss_of(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
 
 
 def cold_index(
@@ -342,6 +394,7 @@ def run(
             answer(namespaces, query, 100)
             samples.append(time.perf_counter() - t0)
     figures.add(f"query, in process ({len(queries)} x {runs})", percentiles(samples))
+    spawn_to_indexed: dict[str, float] = {}
     if lsp:
         probe = _probe(root, idx)
 
@@ -363,7 +416,8 @@ def run(
                     f" {_median(after):.2f} s from its initialize reply",
                 )
             indexed = _median([r.indexed for r in measured])
-            figures.add(f"{label}: initialize -> index done (LSP)", f"{indexed:.2f} s")
+            spawn_to_indexed[label] = indexed
+            figures.add(f"{label}: spawn -> index done", f"{indexed:.2f} s")
             rss = _median([float(r.rss) for r in measured])
             settled = _median([float(r.rss_settled) for r in measured])
             figures.add(
@@ -372,6 +426,19 @@ def run(
                 f" after the query mix ({rss / 1e6:.0f} MB, {rss / max(1, definitions):.0f}"
                 " at index end)",
             )
+            for when, trees in (
+                ("at index end", [r.tree for r in measured]),
+                ("after the query mix", [r.tree_settled for r in measured]),
+            ):
+                tree_rss = _median([float(t.rss) for t in trees])
+                tree_pss = _median([float(t.pss) for t in trees])
+                processes = _median([float(t.processes) for t in trees])
+                figures.add(
+                    f"{label}: process tree {when}",
+                    f"{processes:.0f} processes, RSS {tree_rss / 1e6:.0f} MB"
+                    f" ({tree_rss / max(1, definitions):.0f} bytes/definition),"
+                    f" PSS {tree_pss / 1e6:.0f} MB ({tree_pss / max(1, definitions):.0f})",
+                )
             over_lsp = [x for r in measured for x in r.samples]
             figures.add(
                 f"{label}: query, LSP stdio ({len(queries)} x {runs})", percentiles(over_lsp)
@@ -399,5 +466,10 @@ def run(
             )
             figures.add("cold index / ctags (wall)", f"{wall / max(c_wall, 1e-9):.2f} x")
             figures.add("warm start / ctags (wall)", f"{_median(warms) / max(c_wall, 1e-9):.2f} x")
+            for label, seconds in spawn_to_indexed.items():
+                figures.add(
+                    f"{label} server: spawn -> index done / ctags",
+                    f"{seconds / max(c_wall, 1e-9):.2f} x",
+                )
     shutil.rmtree(scratch, ignore_errors=True)
     return "\n".join(figures.lines)
