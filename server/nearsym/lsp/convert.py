@@ -2,7 +2,7 @@
 
 Positions are always UTF-16 code units: the encoding every LSP client must
 accept. The server drops the client's other preferences before pygls
-negotiates (see `server.NearsymProtocol`), so what extraction computed is what
+negotiates (see `protocol.NearsymProtocol`), so what extraction computed is what
 the client reads.
 """
 

@@ -258,7 +258,7 @@ def run_search(args: argparse.Namespace) -> int:
 
 def run_serve(args: argparse.Namespace) -> int:
     from nearsym.index.allocator import configure
-    from nearsym.lsp.server import make_server  # pygls only when serving
+    from nearsym.lsp.handlers import make_server  # pygls only when serving
 
     configure()
     server = make_server()

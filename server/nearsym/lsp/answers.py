@@ -1,0 +1,69 @@
+"""The answer to `workspace/symbol`: ranked, off the event loop, never
+naming a file that is gone.
+
+Searches run on one worker thread, one at a time, so the event loop keeps
+reading messages: a `$/cancelRequest` for a queued or running search
+answers RequestCancelled at once (the superseded keystroke's work is
+dropped).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from nearsym.core.model import Symbol
+from nearsym.index.search import answer
+from nearsym.workspace.imports import Relations
+from nearsym.workspace.live import Change, LiveWorkspace
+
+log = logging.getLogger(__name__)
+
+
+class Answers:
+    """Searches of the live workspace."""
+
+    def __init__(self, live: LiveWorkspace, flush: Callable[[], None]) -> None:
+        self.live = live
+        self.flush = flush
+        """Reparse buffers still waiting out their debounce."""
+        self.relations = Relations()
+        self.searcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nearsym-search")
+
+    async def results(self, query: str, open_file: str | None) -> list[Symbol]:
+        """The answer, never naming a file that is gone."""
+        self.flush()
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.searcher, self._results, query, open_file)
+
+    def related_files(self, open_file: str | None) -> frozenset[str]:
+        """Files the open file imports, read from its buffer when it is open."""
+        if open_file is None:
+            return frozenset()
+        source = self.live.buffers.get(open_file)
+        try:
+            return self.relations.related_files(open_file, self.live.namespaces, source)
+        except Exception:  # a ranking hint must never cost an answer
+            log.exception("could not read the imports of %s", open_file)
+            return frozenset()
+
+    def _results(self, query: str, open_file: str | None) -> list[Symbol]:
+        with self.live.lock:
+            related = self.related_files(open_file)
+            limit = self.live.config.max_results
+            found = answer(self.live.namespaces, query, limit, open_file, None, related)
+            return [s for s in found if self._still_there(s)]
+
+    def _still_there(self, symbol: Symbol) -> bool:
+        """Never answer with a file that is gone (a deletion the watcher has
+        not reported yet): buffers count as present."""
+        path = os.path.join(symbol.root, *symbol.path.split("/"))
+        if path in self.live.buffers or os.path.exists(path):
+            return True
+        ns = self.live.namespace_of(path)
+        if ns is not None:
+            self.live.disk_changed([(Change.DELETED, path)])
+        return False

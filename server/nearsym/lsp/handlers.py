@@ -1,0 +1,165 @@
+"""The handlers, named after the LSP methods, each delegating to a part of
+`NearsymServer` (see `server`); their docstrings list edge behaviour."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from lsprotocol import types
+
+from nearsym.index.search import pages
+from nearsym.lsp import settings
+from nearsym.lsp.convert import client_symbol_kinds, uri_to_path
+from nearsym.lsp.focus import DID_CHANGE_ACTIVE_DOCUMENT, DID_FOCUS
+from nearsym.lsp.server import NearsymServer
+from nearsym.lsp.watching import register_watchers
+from nearsym.workspace.live import Change
+
+
+def initialize(ls: NearsymServer, params: types.InitializeParams) -> None:
+    """Read roots and options. Bad options are reported and replaced by
+    their defaults; with no root the server answers from open buffers."""
+    ls.live.config = settings.initial_config(ls, params.initialization_options)
+    ls.symbol_kinds = client_symbol_kinds(params.capabilities)
+    ls.ready = True
+    for root in settings.roots(params):
+        ls.live.add_root(root)
+
+
+async def initialized(ls: NearsymServer, params: types.InitializedParams) -> None:
+    """Watch files (the client's watcher when it offers one, else ours),
+    then index in the background; queries answer meanwhile."""
+    ls.watching.client_watches = await register_watchers(ls)
+    ls.watching.restart()
+    ls.spawn(ls.indexing.index_namespaces(list(ls.live.namespaces), "nearsym: indexing"))
+
+
+async def workspace_symbol(
+    ls: NearsymServer, params: types.WorkspaceSymbolParams
+) -> list[types.WorkspaceSymbol]:
+    """Ranked definitions for `params.query`.
+
+    - At most `maxResults` (default 100) symbols.
+    - Empty query: the definitions nearest the open file (its own, then
+      its folder's, outward); with no open file known, in path order.
+    - The open file is the params' `textDocument` when present, else the
+      inferred focus; with none known, the name alone ranks.
+    - During indexing: answers from what is indexed so far.
+    - With a `partialResultToken`: the answer goes as `$/progress` pages
+      of `PAGE_SIZE`, best first (slices of one ranking, so none
+      reshuffles an earlier one); the response itself is then empty.
+    - Cancelled (`$/cancelRequest`) before it runs: RequestCancelled.
+    - Always a full `Location` (uri and range), even for a client that
+      could resolve ranges lazily: the range is at hand, and a client
+      that opens a uri-only answer without resolving it lands on line 1.
+    """
+    open_file = ls.focus.for_request(ls.protocol.msg_id)
+    found = await ls.answers.results(params.query, open_file)
+    token = params.partial_result_token
+    if token is None:
+        return [ls.to_lsp(s) for s in found]
+    for part in pages(found):
+        ls.progress(types.ProgressParams(token=token, value=[ls.to_lsp(s) for s in part]))
+        await asyncio.sleep(0)
+    return []
+
+
+def did_open(ls: NearsymServer, params: types.DidOpenTextDocumentParams) -> None:
+    """Indexed at once; from now on the buffer stands for its file."""
+    ls.buffers.opened(params.text_document.uri)
+
+
+def did_change(ls: NearsymServer, params: types.DidChangeTextDocumentParams) -> None:
+    """Reparsed after `DEBOUNCE` of rest (or at the next query)."""
+    ls.buffers.changed(params.text_document.uri)
+
+
+def did_save(ls: NearsymServer, params: types.DidSaveTextDocumentParams) -> None:
+    """The buffer is already indexed; saving only moves the focus."""
+
+
+def did_close(ls: NearsymServer, params: types.DidCloseTextDocumentParams) -> None:
+    """Back to the file on disk (gone if it was never saved)."""
+    ls.buffers.closed(params.text_document.uri)
+
+
+async def did_change_watched_files(
+    ls: NearsymServer, params: types.DidChangeWatchedFilesParams
+) -> None:
+    """Creates, changes and deletes from the client's watcher, in batches;
+    a `.gitignore` among them re-walks its folder."""
+    kinds = {
+        types.FileChangeType.Created: Change.CREATED,
+        types.FileChangeType.Changed: Change.CHANGED,
+        types.FileChangeType.Deleted: Change.DELETED,
+    }
+    changes = []
+    for event in params.changes:
+        path = uri_to_path(event.uri)
+        if path is not None:
+            changes.append((kinds.get(event.type, Change.CHANGED), path))
+    await ls.watching.apply_disk_changes(changes)
+
+
+async def did_change_workspace_folders(
+    ls: NearsymServer, params: types.DidChangeWorkspaceFoldersParams
+) -> None:
+    """A folder added is a new namespace, indexed in the background; a
+    folder removed takes its namespace with it."""
+    for folder in params.event.removed:
+        path = uri_to_path(folder.uri)
+        if path is not None:
+            ls.live.remove_root(path)
+    added = []
+    for folder in params.event.added:
+        path = uri_to_path(folder.uri)
+        if path is not None:
+            added.append(ls.live.add_root(path))
+    ls.watching.restart()
+    if added:
+        ls.spawn(ls.indexing.index_namespaces(added, "nearsym: indexing new folders"))
+
+
+async def did_change_configuration(
+    ls: NearsymServer, params: types.DidChangeConfigurationParams
+) -> None:
+    """Pull the `nearsym` section when the client supports it; else read
+    the pushed settings. Bad values are reported and defaulted."""
+    pulled = await settings.pull(ls, params.settings)
+    await settings.apply_settings(ls, ls.indexing, pulled)
+
+
+def did_focus(ls: NearsymServer, params: Any) -> None:
+    """`{"textDocument": {"uri": ...}}`: read from the raw message."""
+
+
+def did_change_active_document(ls: NearsymServer, params: Any) -> None:
+    """sourcekit-lsp's name for didFocus; same params."""
+
+
+def shutdown(ls: NearsymServer, params: Any) -> None:
+    """Stop the watcher, the background jobs, the pool and the caches."""
+    ls.close()
+
+
+def make_server() -> NearsymServer:
+    """A server with every handler registered."""
+    server = NearsymServer()
+    server.feature(types.INITIALIZE)(initialize)
+    server.feature(types.INITIALIZED)(initialized)
+    server.feature(
+        types.WORKSPACE_SYMBOL,
+        types.WorkspaceSymbolOptions(resolve_provider=False, work_done_progress=False),
+    )(workspace_symbol)
+    server.feature(types.TEXT_DOCUMENT_DID_OPEN)(did_open)
+    server.feature(types.TEXT_DOCUMENT_DID_CHANGE)(did_change)
+    server.feature(types.TEXT_DOCUMENT_DID_SAVE)(did_save)
+    server.feature(types.TEXT_DOCUMENT_DID_CLOSE)(did_close)
+    server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(did_change_watched_files)
+    server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(did_change_workspace_folders)
+    server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(did_change_configuration)
+    server.feature(DID_FOCUS)(did_focus)
+    server.feature(DID_CHANGE_ACTIVE_DOCUMENT)(did_change_active_document)
+    server.feature(types.SHUTDOWN)(shutdown)
+    return server

@@ -1,0 +1,193 @@
+"""Cold indexes in the background, with work-done progress.
+
+`indexer.index_namespace` runs on a thread: the open file's folder first,
+then the cache's still-valid files, then the rest, nearest first, on a
+process pool. Results are applied in batches under the workspace lock, so
+queries answer from what is indexed so far; a file open in a buffer keeps
+the buffer's symbols. The segments are merged at the end, outside the lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from nearsym.index.allocator import settle
+from nearsym.index.cache import Cache
+from nearsym.index.search import Namespace
+from nearsym.workspace.indexer import Workers, index_namespace
+from nearsym.workspace.live import LiveTarget, LiveWorkspace
+
+log = logging.getLogger(__name__)
+
+PROGRESS_INTERVAL = 0.2
+"""Seconds between progress reports, so a fast index does not flood the client."""
+PROGRESS_MIN_FILES = 200
+"""A re-index of fewer files ends before a progress bar could be read."""
+
+
+class Indexing:
+    """The cold indexes of a server's namespaces, and their process pool."""
+
+    def __init__(
+        self,
+        server: LanguageServer,
+        live: LiveWorkspace,
+        focus: Callable[[], str | None],
+        watch_ready: threading.Event,
+    ) -> None:
+        self.server = server
+        """For work-done progress."""
+        self.live = live
+        self.focus = focus
+        self.watch_ready = watch_ready
+        """A cold index walks the tree only once file changes are watched."""
+        self.walks = 0
+        self.running = 0
+        """Cold indexes running now."""
+        self.walk_of: dict[str, int] = {}
+        """The newest walk of each namespace: an older walk still running
+        stops applying results for a namespace a newer walk has taken over
+        (settings changed twice in a row)."""
+        self.indexed = asyncio.Event()
+        """Set once the first cold index has ended."""
+        self.workers = Workers()
+        """The indexing process pool, started on the first cold index."""
+        self.caches: dict[str, Cache] = {}
+
+    async def index_namespaces(self, namespaces: Sequence[Namespace], title: str) -> None:
+        """`_index_namespaces`; the process pool is shut down when no index
+        runs (its workers hold tens of MB each, idle)."""
+        self.running += 1
+        try:
+            await self._index_namespaces(namespaces, title)
+        finally:
+            self.running -= 1
+            if self.running == 0:
+                self.workers.close()
+
+    async def _index_namespaces(self, namespaces: Sequence[Namespace], title: str) -> None:
+        """Walk and index `namespaces` in the background, reporting progress
+        (see the module note)."""
+        loop = asyncio.get_running_loop()
+        started = time.perf_counter()
+        self.walks += 1
+        walk = self.walks
+        for ns in namespaces:
+            self.walk_of[ns.root] = walk
+        token = await self._progress_begin(title, None)
+        live = self.live
+        last_report = [0.0]
+        progress = self.server.work_done_progress
+
+        def report(done: int, total: int) -> None:
+            now = time.perf_counter()
+            if token is None or now - last_report[0] < PROGRESS_INTERVAL:
+                return
+            last_report[0] = now
+            message = types.WorkDoneProgressReport(
+                message=f"{done}/{total} files",
+                percentage=min(99, int(100 * done / max(1, total))),
+            )
+            loop.call_soon_threadsafe(progress.report, token, message)
+
+        files = symbols = cached = 0
+        for ns in namespaces:
+
+            def cancelled(ns: Namespace = ns) -> bool:
+                return self.walk_of.get(ns.root) != walk or ns not in live.namespaces
+
+            cache = self.cache_for(ns.root)
+            ns.index.bulk = True
+            # Large merges run on the pool, not in the server's heap.
+            ns.index.merger = self.workers.merge if self.workers.failures < 3 else None
+            stats = None
+            try:
+                stats = await loop.run_in_executor(
+                    None,
+                    functools.partial(
+                        index_namespace,
+                        ns.root,
+                        live.config,
+                        LiveTarget(live, ns, cancelled),
+                        workers=self.workers,
+                        cache=cache,
+                        focus=self.focus,
+                        cancelled=cancelled,
+                        progress=report,
+                        walk_gate=self.watch_ready,
+                    ),
+                )
+                files += stats.files
+                cached += stats.from_snapshot + stats.from_cache
+            finally:
+                await loop.run_in_executor(None, live.compact, ns)
+                ns.index.merger = None
+                settle()
+            symbols += len(ns.index)
+            if cache is not None and stats is not None and stats.changed and not cancelled(ns):
+                parts = await loop.run_in_executor(None, live.snapshot, ns, stats.stamps)
+                if parts is not None:
+                    cache.store_snapshot(parts)
+        for ns in namespaces:
+            for path, text in list(live.buffers.items()):
+                if live.namespace_of(path) is ns:
+                    live.change_buffer(path, text)
+        summary = (
+            f"indexed {files} files, {symbols} definitions in {time.perf_counter() - started:.1f}s"
+            f" ({cached} files from the cache)"
+        )
+        log.info(summary)
+        if token is not None:
+            progress.end(token, types.WorkDoneProgressEnd(message=summary))
+        self.indexed.set()
+
+    def cache_for(self, root: str) -> Cache | None:
+        """The on-disk cache of `root`, unless the `cache` setting is off."""
+        if not self.live.config.cache:
+            return None
+        found = self.caches.get(root)
+        if found is None:
+            found = self.caches[root] = Cache(root)
+        return found
+
+    async def _progress_begin(self, title: str, files: int | None) -> str | None:
+        if not _supports_progress(self.server.client_capabilities):
+            return None
+        if self.indexed.is_set() and files is not None and files < PROGRESS_MIN_FILES:
+            return None
+        token = f"nearsym-index-{uuid.uuid4()}"
+        progress = self.server.work_done_progress
+        try:
+            await progress.create_async(token)
+        except Exception:
+            log.warning("client refused a progress token; indexing without progress")
+            return None
+        progress.begin(
+            token,
+            types.WorkDoneProgressBegin(
+                title=title,
+                message="walking" if files is None else f"{files} files",
+                percentage=0,
+            ),
+        )
+        return token
+
+    def close(self) -> None:
+        """Stop the pool and the caches (shutdown)."""
+        self.workers.close()
+        for cache in self.caches.values():
+            cache.close()
+
+
+def _supports_progress(capabilities: types.ClientCapabilities) -> bool:
+    window = capabilities.window
+    return bool(window and window.work_done_progress)

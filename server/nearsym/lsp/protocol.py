@@ -1,0 +1,74 @@
+"""pygls' protocol, reading each raw message before it is structured.
+
+The server learns the open file from every message (see `focus`), answers
+requests before `initialize` with ServerNotInitialized, negotiates UTF-16
+positions, and answers a request whose params do not fit their type instead
+of dropping it.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Protocol
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcServerNotInitialized
+from pygls.protocol import LanguageServerProtocol
+
+log = logging.getLogger(__name__)
+
+
+class Observer(Protocol):
+    """What the protocol needs of the server."""
+
+    ready: bool
+    """Set by `initialize`: requests before it are refused."""
+
+    def observe(self, data: dict[str, Any]) -> None:
+        """Read a raw message (the open file)."""
+
+
+class NearsymProtocol(LanguageServerProtocol):
+    """pygls' protocol, reading each raw message first to learn the open file.
+
+    It sees messages in arrival order, before any handler runs, including
+    requests the server has no handler for (hover, documentSymbol...).
+    """
+
+    _server: Any  # an Observer; pygls types it as its own server class
+
+    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
+        """Requests before `initialize` get ServerNotInitialized (LSP 3.17)."""
+        observer: Observer = self._server
+        if not observer.ready and method_name not in (types.INITIALIZE, types.SHUTDOWN):
+            self._send_response(
+                msg_id, None, JsonRpcServerNotInitialized.of(method_name).to_response_error()
+            )
+            return
+        super()._handle_request(msg_id, method_name, params)
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        if isinstance(data, dict):
+            try:
+                if data.get("method") == types.INITIALIZE and isinstance(data.get("params"), dict):
+                    prefer_utf16(data["params"])
+                observer: Observer = self._server
+                observer.observe(data)
+            except Exception:  # a hint must never cost a message
+                log.exception("could not read the open file from a message")
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as error:
+            # pygls drops a request whose params do not fit their type; the
+            # client is owed an answer, so send the error before moving on.
+            if isinstance(data, dict) and "id" in data and "method" in data:
+                self._send_response(data["id"], None, error.to_response_error())
+            raise
+
+
+def prefer_utf16(params: dict[str, Any]) -> None:
+    """Drop the client's position-encoding preferences, so UTF-16 (the
+    mandatory one, and what extraction computes) is negotiated."""
+    general = (params.get("capabilities") or {}).get("general")
+    if isinstance(general, dict):
+        general.pop("positionEncodings", None)

@@ -1,0 +1,139 @@
+"""Watching files: the client's watcher when it offers one, else ours.
+
+Our own watcher is a helper process (see `nearsym.workspace.watcher`),
+restarted when it fails, a few times. A cold index walks the tree only once
+changes are watched (`watch_ready`), so no file created meanwhile is missed.
+Events, from either watcher, are applied in batches that yield to queries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import uuid
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from nearsym.workspace.live import Change, LiveWorkspace
+from nearsym.workspace.watcher import WatcherProcess
+
+log = logging.getLogger(__name__)
+
+INDEX_BATCH = 64
+"""File events applied per step before yielding to queries: large enough
+to amortise the hop, small enough that a query waits at most one batch."""
+WATCHER_RETRIES = 3
+"""Restarts of our own watcher before the server goes on without one."""
+
+WATCH_GLOBS = "**/*.{py,pyi,js,mjs,cjs,jsx,ts,mts,cts,tsx,go,rs,java,c,h,cc,cpp,cxx,hpp,hh,hxx,cs,rb,php,sh,bash,lua,kt,kts,scala,sc,swift,ex,exs,hs,ml,mli,zig,jl}"
+
+
+class Watching:
+    """Who watches the workspace's files, and the events they report."""
+
+    def __init__(
+        self,
+        live: LiveWorkspace,
+        spawn: Callable[[Coroutine[Any, Any, None]], None],
+    ) -> None:
+        self.live = live
+        self.spawn = spawn
+        self.client_watches = False
+        """The client reports changes (`workspace/didChangeWatchedFiles`)."""
+        self._watcher: WatcherProcess | None = None
+        self.ready = threading.Event()
+        """Set once file changes are being watched (by the client or by our
+        watcher, or when ours could not start): a cold index walks the tree
+        only then, so no file created meanwhile is missed."""
+
+    async def apply_disk_changes(self, changes: list[tuple[Change, str]]) -> None:
+        """Apply file events in batches, yielding to queries between them."""
+        for start in range(0, len(changes), INDEX_BATCH):
+            batch = changes[start : start + INDEX_BATCH]
+            self.live.disk_changed(batch)
+            await asyncio.sleep(0)
+
+    async def watch(self) -> None:
+        """Our own watcher, for clients that do not watch; restarted when it
+        fails, a few times. A new one replaces the old only once its watches
+        are in place, so folders watched before a folder change miss nothing
+        meanwhile."""
+        failures = 0
+        while failures < WATCHER_RETRIES:
+            old = self._watcher
+            if not self.live.namespaces:
+                self._watcher = None
+                if old is not None:
+                    old.close()
+                break
+            watcher = WatcherProcess([ns.root for ns in self.live.namespaces])
+            self._watcher = watcher
+
+            def ready(old: WatcherProcess | None = old) -> None:
+                if old is not None:
+                    old.close()
+                self.ready.set()
+
+            async def on_batch(batch: list[tuple[int, str]]) -> None:
+                await self.apply_disk_changes([(Change(kind), path) for kind, path in batch])
+
+            try:
+                stopped = await watcher.run(ready, on_batch)
+            except (OSError, RuntimeError):
+                log.exception("could not start the file watcher")
+                ready()
+                stopped = False
+            if self._watcher is not watcher or stopped:
+                return  # replaced (folders changed) or shut down
+            failures += 1
+            log.warning("the file watcher stopped; restarting it (%d)", failures)
+        self.ready.set()
+
+    def restart(self) -> None:
+        """(Re)start our own watcher on the current folders; with a client
+        that watches, the index walks at once."""
+        if self.client_watches:
+            self.ready.set()
+            return
+        self.ready.clear()
+        self.spawn(self.watch())
+
+    def close(self) -> None:
+        """Stop our watcher (shutdown): the helper exits on stdin EOF."""
+        if self._watcher is not None:
+            self._watcher.close()
+            self._watcher = None
+
+
+async def register_watchers(server: LanguageServer) -> bool:
+    """Ask the client to watch source files for us, when it can."""
+    workspace = server.client_capabilities.workspace
+    watched = workspace.did_change_watched_files if workspace else None
+    if not (watched and watched.dynamic_registration):
+        return False
+    options = types.DidChangeWatchedFilesRegistrationOptions(
+        watchers=[
+            types.FileSystemWatcher(glob_pattern=WATCH_GLOBS),
+            types.FileSystemWatcher(glob_pattern="**/.gitignore"),
+        ]
+    )
+    try:
+        await server.client_register_capability_async(
+            types.RegistrationParams(
+                registrations=[
+                    types.Registration(
+                        id=f"nearsym-watch-{uuid.uuid4()}",
+                        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                        register_options=options,
+                    )
+                ]
+            )
+        )
+    except Exception:
+        log.warning("the client would not watch files; using our own watcher")
+        return False
+    return True
