@@ -1,0 +1,74 @@
+"""What a server keeps running once its index is done: nothing but itself
+(and our watcher's helper, for a client that does not watch files).
+
+The process pool, multiprocessing's forkserver and its resource tracker
+hold tens of MB each while idle; they end with the cold index, and a
+restart whose cache covers the workspace never starts them."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ..processes import children
+from .rawclient import RawClient
+
+pytestmark = pytest.mark.e2e
+
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "polyglot"
+WATCHING = {"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}}
+
+
+async def _helpers_after_index(root: Path) -> tuple[list[bytes], list[bytes]]:
+    """(helpers while indexing, helpers a moment after the index ended)."""
+    client = await RawClient.start()
+    seen: dict[int, bytes] = {}
+    try:
+        await client.request(
+            "initialize",
+            {
+                "processId": None,
+                "rootUri": root.as_uri(),
+                "workspaceFolders": [{"uri": root.as_uri(), "name": "ws"}],
+                "capabilities": {"window": {"workDoneProgress": True}, **WATCHING},
+            },
+            timeout=60,
+        )
+        client.notify("initialized", {})
+        for _ in range(400):
+            seen.update(children(client.process.pid))
+            if any(
+                n.get("method") == "$/progress" and n["params"]["value"].get("kind") == "end"
+                for n in client.notifications
+            ):
+                break
+            await asyncio.sleep(0.02)
+        else:
+            raise AssertionError("indexing never ended")
+        after: dict[int, bytes] = {}
+        for _ in range(100):  # the pool is shut down just after the progress ends
+            after = children(client.process.pid)
+            if not after:
+                break
+            await asyncio.sleep(0.05)
+        assert (await client.request("workspace/symbol", {"query": "register"}))["result"]
+        return sorted(seen.values()), sorted(after.values())
+    finally:
+        await client.close()
+
+
+async def test_pool_and_multiprocessing_helpers_end_with_the_cold_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "ws"
+    shutil.copytree(FIXTURE, root)
+    monkeypatch.setenv("NEARSYM_CACHE_DIR", str(tmp_path / "cache"))
+    during, after = await _helpers_after_index(root)
+    assert any(b"forkserver" in c for c in during)  # the cold index used the pool
+    assert after == []
+    # Restarted on a cache that covers every file: no pool at all.
+    during, after = await _helpers_after_index(root)
+    assert during == [] and after == []
