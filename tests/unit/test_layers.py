@@ -181,3 +181,15 @@ def test_the_checks_see_a_violation() -> None:
         sorted(map(sorted, strongly_connected({"a": {"b"}, "b": {"a"}, "c": set()})))
         == [["a", "b"], ["c"]]
     )
+
+
+def test_helpers_put_the_package_parent_first_on_their_path() -> None:
+    """The watcher helper starts isolated and imports `nearsym` from the
+    folder holding the package (not from inside it, where `core` or
+    `index` would become top-level modules)."""
+    from nearsym.workspace.children import PACKAGE_PARENT, python_module_command
+
+    assert (Path(PACKAGE_PARENT) / "nearsym" / "__init__.py").is_file()
+    assert str(PACKAGE.parent) == PACKAGE_PARENT
+    command = python_module_command("nearsym.workspace.watcher", "/root")
+    assert command[1] == "-I" and repr(PACKAGE_PARENT) in command[3]

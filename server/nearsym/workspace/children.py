@@ -22,9 +22,11 @@ from __future__ import annotations
 import os
 import sys
 
-PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-"""The folder this package was imported from (a checkout's `server/`, or
-site-packages)."""
+import nearsym
+
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(nearsym.__file__)))
+"""The folder the `nearsym` package was imported from (a checkout's
+`server/`, or site-packages)."""
 
 
 def isolate() -> None:
