@@ -8,7 +8,6 @@ no I/O, and no module grows past what one person can read at a sitting."""
 from __future__ import annotations
 
 import ast
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -62,8 +61,9 @@ def layer_of(name: str) -> int | None:
 
 
 def strongly_connected(edges: dict[str, set[str]]) -> list[set[str]]:
-    """Tarjan's algorithm, iterative enough for a few dozen modules."""
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    """Tarjan's algorithm (recursive: the package has a few dozen modules;
+    raising the recursion limit would trip CPython 3.11's AST validator in
+    later compiles of the same process)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
