@@ -119,7 +119,7 @@ def test_a_narrow_pool_is_a_prefix_of_a_wide_one(seed: int) -> None:
 
 
 def _case_groups(index: SymbolIndex, query: str) -> list[list[tuple[int, int]]]:
-    from nearsym.index.segment import merged_keys
+    from nearsym.index.keys import merged_keys
     from nearsym.index.store import _groups
 
     sources = [(n, seg, seg.prefix(query.lower().encode())) for n, seg in enumerate(index.segments)]
@@ -288,7 +288,7 @@ def test_racy_entries_are_not_trusted(tmp_path: Path) -> None:
 def test_substring_candidates_miss_nothing(seed: int) -> None:
     """Trigrams are kept at even offsets only: a substring starting at an odd
     offset must still be a candidate, for every query length."""
-    from nearsym.index.segment import Segment, batch_from_files
+    from nearsym.index.build import batch_from_files, from_batch
 
     rng = random.Random(seed)
     letters = "abcdeé_x"
@@ -296,7 +296,7 @@ def test_substring_candidates_miss_nothing(seed: int) -> None:
         {"".join(rng.choice(letters) for _ in range(rng.randint(1, 14))) for _ in range(400)}
     )
     defs = FileDefs.from_symbols("python", [sym(n, "a.py", i) for i, n in enumerate(names)])
-    seg = Segment.from_batch(batch_from_files([(0, defs)]))
+    seg = from_batch(batch_from_files([(0, defs)]))
     for _ in range(60):
         source = rng.choice(names)
         start = rng.randrange(len(source))
@@ -312,12 +312,12 @@ def test_trigram_lists_with_wide_gaps_decode() -> None:
     decodes to its list. Entries: `a_qzq` 0, `aan00` 1, `b...` 2-70,001,
     `m_qzq` 70,002, `n...` 70,003-140,002, `zzqzq` 140,003; so `qzq`
     (at even offsets) is 32-bit, `n00` escapes one gap, `b00` has none."""
-    from nearsym.index.segment import Segment, batch_from_files
+    from nearsym.index.build import batch_from_files, from_batch
 
     names = ["a_qzq", "aan00", "m_qzq", "zzqzq"]
     names += [f"{g}{i:06d}" for g in "bn" for i in range(70_000)]
     defs = FileDefs.from_symbols("python", [sym(n, "a.py", i) for i, n in enumerate(names)])
-    seg = Segment.from_batch(batch_from_files([(0, defs)]))
+    seg = from_batch(batch_from_files([(0, defs)]))
     forms = set()
     for code in (b"qzq", b"n00", b"b00"):
         at = int(np.searchsorted(seg.tri_codes, int.from_bytes(code, "big")))
@@ -339,13 +339,14 @@ def test_rows_of_each_name_read_back(repeats: int) -> None:
     names and a 16-bit rest (32-bit when 64 names hold 65,536 rows or more:
     here one name defined 70,000 times), read back as written, one name or
     many at a time, through a snapshot too."""
-    from nearsym.index.segment import Segment, batch_from_files
+    from nearsym.index.build import batch_from_files, from_batch
+    from nearsym.index.segment import Segment
 
     rng = random.Random(repeats)
     names = ["x"] * repeats + [f"n{rng.randrange(400)}" for _ in range(600)]
     rng.shuffle(names)
     defs = FileDefs.from_symbols("python", [sym(n, "a.py", i) for i, n in enumerate(names)])
-    seg = Segment.from_batch(batch_from_files([(0, defs)]))
+    seg = from_batch(batch_from_files([(0, defs)]))
     assert seg.post_local.dtype == (np.uint16 if repeats < 65536 else np.uint32)
     again = Segment.from_parts(seg.to_bytes(seg.alive), seg.file_ids.tolist())
     every = np.arange(len(seg), dtype=np.uint32)
@@ -390,7 +391,7 @@ def test_trigram_lists_built_in_slices_match_one_pass(
     memory); every slice size gives what one pass over the blob gives."""
     import numpy as np
 
-    from nearsym.index import segment
+    from nearsym.index import encoding
 
     rng = random.Random(slice_bytes)
     names = ["".join(rng.choice("abcde_") for _ in range(rng.randint(1, 12))) for _ in range(2000)]
@@ -400,8 +401,8 @@ def test_trigram_lists_built_in_slices_match_one_pass(
         for n, name in enumerate(names)
         for i in range(0, len(name) - 2, 2)
     }
-    monkeypatch.setattr(segment, "TRIGRAM_SLICE", slice_bytes)
-    codes, start, entries = segment._trigrams(low)
+    monkeypatch.setattr(encoding, "TRIGRAM_SLICE", slice_bytes)
+    codes, start, entries = encoding.trigrams(low)
     got = {
         (int(c).to_bytes(3, "big"), int(e))
         for i, c in enumerate(codes.tolist())
@@ -527,7 +528,7 @@ def test_sorted_intersection_equals_numpy(seed: int) -> None:
     included."""
     import numpy as np
 
-    from nearsym.index.segment import intersect_sorted
+    from nearsym.index.encoding import intersect_sorted
 
     rng = np.random.default_rng(seed)
     for _ in range(50):
@@ -545,7 +546,7 @@ def test_names_and_owners_of_rows_read_as_written() -> None:
     and in any order, and their owners, as the whole-column readers do."""
     import numpy as np
 
-    from nearsym.index.segment import Segment, batch_from_files
+    from nearsym.index.build import batch_from_files, from_batch
 
     names = ["id", "ID", "Id", "iD", "getId", "GetID", "x", "Ünïcode", "ÜNÏCODE", "snake_case"]
     owners = ["", "Cart", "cart", "pkg.Cart", "Ünï"]
@@ -553,7 +554,7 @@ def test_names_and_owners_of_rows_read_as_written() -> None:
         "python",
         [sym(n, "a.py", i, owners[i % len(owners)]) for i, n in enumerate(names * 3)],
     )
-    seg = Segment.from_batch(batch_from_files([(0, defs)]))
+    seg = from_batch(batch_from_files([(0, defs)]))
     written = seg.entry_names()
     assert sorted(set(written)) == sorted(set(names))
     rng = random.Random(7)
@@ -570,7 +571,8 @@ def test_rows_read_back_their_container_and_span(owned: float) -> None:
     one) or most do (a column), and whether a span is the name's own width
     (stored as its start) or not (kept whole): every row reads back as
     written, in a segment built here, rebuilt from its bytes and merged."""
-    from nearsym.index.segment import Segment, batch_from_files
+    from nearsym.index.build import batch_from_files, from_batch, merge
+    from nearsym.index.segment import Segment
 
     rng = random.Random(int(owned * 100))
     files: list[tuple[int, FileDefs]] = []
@@ -603,16 +605,50 @@ def test_rows_read_back_their_container_and_span(owned: float) -> None:
         ]
 
     built = [
-        Segment.from_batch(batch_from_files(files[:3])),
-        Segment.from_batch(batch_from_files(files[3:])),
+        from_batch(batch_from_files(files[:3])),
+        from_batch(batch_from_files(files[3:])),
     ]
     assert (len(built[0].cont) == 0) is (owned < 0.5)  # the layout under test
     shipped = [Segment.from_parts(seg.to_bytes(seg.alive), seg.file_ids.tolist()) for seg in built]
-    merged = Segment.merge(shipped, [f"f{fid}.c" for fid in range(6)])
+    merged = merge(shipped, [f"f{fid}.c" for fid in range(6)])
     for fid in range(6):
         assert read(built[fid // 3], fid) == expected(fid)
         assert read(shipped[fid // 3], fid) == expected(fid)
         assert read(merged, fid) == expected(fid)
+
+
+@pytest.mark.parametrize("owned", [0.1, 0.9])
+def test_nbytes_counts_every_column_and_a_snapshot_stores_them(owned: float) -> None:
+    """`Segment.nbytes` counts every array and blob the segment holds (with
+    few or most rows owned: the two container layouts), built, rebuilt from
+    a snapshot and merged; a snapshot stores every column but the file ids
+    and their order, which `from_parts` is given and rebuilds."""
+    from nearsym.index.build import batch_from_files, from_batch, merge
+    from nearsym.index.segment import Segment
+
+    rng = random.Random(int(owned * 100))
+    files = []
+    for fid in range(4):
+        symbols = [
+            sym(_words(rng), f"f{fid}.c", i, "Cart" if rng.random() < owned else "")
+            for i in range(50)
+        ]
+        files.append((fid, FileDefs.from_symbols("c", symbols)))
+    built = from_batch(batch_from_files(files[:2]))
+    other = from_batch(batch_from_files(files[2:]))
+    again = Segment.from_parts(other.to_bytes(other.alive), other.file_ids.tolist())
+    merged = merge([built, again], [f"f{fid}.c" for fid in range(4)])
+    for seg in (built, again, merged):
+        held = 0
+        for name in Segment.__slots__:
+            value = getattr(seg, name)
+            if isinstance(value, np.ndarray):
+                held += value.nbytes
+            elif isinstance(value, bytes | memoryview):
+                held += len(value)
+        assert seg.nbytes() == held
+    stored = {key.split(":")[0] for key in built.to_parts(built.alive)}
+    assert stored == set(Segment.__slots__) - {"file_ids", "fid_order", "fid_sorted", "live_rows"}
 
 
 def test_merges_on_a_worker_equal_merges_here(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -52,14 +52,9 @@ from nearsym.core.filedefs import LOCAL_BIT, FileDefs
 from nearsym.core.match import is_qualified, is_subsequence, normalise_qualified
 from nearsym.core.model import Kind, Span, Symbol
 from nearsym.core.proximity import directory_distance
-from nearsym.index.segment import (
-    KeyCheck,
-    Segment,
-    Subsequence,
-    Substring,
-    batch_from_files,
-    merged_keys,
-)
+from nearsym.index import build
+from nearsym.index.keys import KeyCheck, Subsequence, Substring, merged_keys
+from nearsym.index.segment import Segment
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +169,7 @@ class SymbolIndex:
         for path in latest:
             self._drop(path)
         batch = [(self._file_id(p), d) for p, d in sorted(latest.items())]
-        segment = Segment.from_batch(batch_from_files(batch))
+        segment = build.from_batch(build.batch_from_files(batch))
         for fid, defs in batch:
             self._owner[fid] = segment
             self._count += len(defs)
@@ -229,7 +224,7 @@ class SymbolIndex:
         return merged
 
     def _merged(self, parts: Sequence[Segment], path_of: Sequence[str | None]) -> Segment:
-        """`Segment.merge(parts, path_of)`; during a cold index, a large one
+        """`build.merge(parts, path_of)`; during a cold index, a large one
         runs in `merger`'s process. A merge makes and drops a Python string
         per distinct name (millions on the kernel): made here, that garbage
         grows the allocator's arenas, and the few objects that outlive it
@@ -242,7 +237,7 @@ class SymbolIndex:
             or not self.bulk
             or sum(p.live_rows for p in parts) < MERGE_ELSEWHERE_ROWS
         ):
-            return Segment.merge(parts, path_of)
+            return build.merge(parts, path_of)
         inputs: MergeInput = []
         for seg in parts:
             paths = [path_of[f] for f in seg.file_ids.tolist()]
@@ -253,7 +248,7 @@ class SymbolIndex:
             return Segment.from_parts(merged, [self._fid[p] for p in order])
         except Exception as error:  # the pool broke: merge here
             log.warning("merging in a worker failed (%s); merging here", error)
-            return Segment.merge(parts, path_of)
+            return build.merge(parts, path_of)
 
     def compact(self, lock: AbstractContextManager[object] | None = None) -> None:
         """Merge the segments into one (or, when one already holds nine

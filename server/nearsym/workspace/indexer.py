@@ -38,6 +38,7 @@ from typing import Any, Protocol, TypeVar
 from nearsym.core.filedefs import FileDefs
 from nearsym.core.proximity import directory_distance
 from nearsym.extract.languages import language_named
+from nearsym.index import build
 from nearsym.index.cache import Cache
 from nearsym.index.segment import Segment
 from nearsym.index.store import MergeInput, SymbolIndex
@@ -134,7 +135,7 @@ def parse_jobs(jobs: Sequence[tuple[str, str, str]], max_bytes: int) -> tuple[li
 
 
 def merge_segments(inputs: MergeInput) -> tuple[dict[str, bytes], list[str]]:
-    """A worker's task: `Segment.merge` of segments shipped as parts (see
+    """A worker's task: `build.merge` of segments shipped as parts (see
     `SymbolIndex._merged`); the merged parts and its files' paths in order."""
     segments: list[Segment] = []
     paths: list[str] = []
@@ -142,7 +143,7 @@ def merge_segments(inputs: MergeInput) -> tuple[dict[str, bytes], list[str]]:
         first = len(paths)
         paths.extend(names)
         segments.append(Segment.from_parts(parts, list(range(first, len(paths)))))
-    merged = Segment.merge(segments, paths)
+    merged = build.merge(segments, paths)
     del segments
     return merged.to_bytes(merged.alive), [paths[f] for f in merged.file_ids.tolist()]
 

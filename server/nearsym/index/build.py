@@ -1,0 +1,366 @@
+"""Building segments: from the definitions of some files, and by merging.
+
+A segment is built once and never changed (but for its files' liveness):
+`build` computes every column of `Segment` from rows in file order, and
+`merge` rebuilds one segment from the live files of several, moving rows
+as whole columns; only distinct names and containers are touched one by
+one. Both sort entries by (lower-cased, original) name, so a segment's
+keys can be bisected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from nearsym.core.filedefs import FileDefs
+from nearsym.index.encoding import (
+    CHAR_BITS,
+    U8,
+    U16,
+    U32,
+    joined,
+    pack_starts,
+    pack_trigrams,
+    ranges,
+    sorted_unique,
+    trigrams,
+)
+from nearsym.index.segment import Segment
+
+
+@dataclass(slots=True)
+class RowBatch:
+    """Rows gathered for one segment build, in file order."""
+
+    names: list[str]
+    containers: list[str]
+    spans: NDArray[np.uint32]  # (n, 4)
+    kinds: NDArray[np.uint8]
+    file_ids: list[int]
+    file_languages: list[str]
+    file_counts: list[int]
+
+
+def batch_from_files(files: Sequence[tuple[int, FileDefs]]) -> RowBatch:
+    names: list[str] = []
+    containers: list[str] = []
+    spans: list[bytes] = []
+    kinds: list[bytes] = []
+    for _, defs in files:
+        names.extend(defs.names)
+        containers.extend(defs.containers)
+        spans.append(defs.spans.tobytes())
+        kinds.append(defs.kinds)
+    return RowBatch(
+        names,
+        containers,
+        np.frombuffer(b"".join(spans), dtype=U32).reshape(-1, 4),
+        np.frombuffer(b"".join(kinds), dtype=U8),
+        [fid for fid, _ in files],
+        [d.language for _, d in files],
+        [len(d) for _, d in files],
+    )
+
+
+def build(
+    entries: list[str],
+    row_entry: NDArray[np.uint32],
+    containers: list[str],
+    row_cont: NDArray[np.uint32],
+    spans: NDArray[np.uint32],
+    kinds: NDArray[np.uint8],
+    fids: list[int],
+    file_languages: list[str],
+    file_counts: Sequence[int],
+) -> Segment:
+    """The segment of rows in file order: per row its entry and container
+    (ids into `entries` and `containers`), span and kind; per file its id,
+    language and row count. `entries` sorted by (lower-cased, original),
+    no newlines in them."""
+    cont = row_cont
+    # Containers and languages as a blob and codes, not Python objects:
+    # millions of long-lived small objects would pin the allocator's
+    # arenas that the build's garbage frees.
+    cont_blob = joined(containers)
+    cont_boff = np.flatnonzero(np.frombuffer(cont_blob, dtype=U8) == 10).astype(U32)
+    file_ids = np.asarray(fids, dtype=U32)
+    languages = tuple(sorted(set(file_languages)))
+    code = {name: i for i, name in enumerate(languages)}
+    file_lang = np.asarray([code[n] for n in file_languages], dtype=U8)
+    fid_order = np.argsort(file_ids, kind="stable").astype(U32)
+    fid_sorted = file_ids[fid_order]
+    file_start = np.zeros(len(file_counts) + 1, dtype=np.int64)
+    np.cumsum(np.asarray(file_counts, dtype=np.int64), out=file_start[1:])
+    alive = np.ones(len(fids), dtype=bool)
+    live_rows = len(row_entry)
+
+    lowers = [e.lower() for e in entries]
+    lower = joined(lowers)
+    low = np.frombuffer(lower, dtype=U8)
+    lo_off = np.flatnonzero(low == 10).astype(U32)
+    # Spans: line and column, 16 and 8 bits; the end is the name's own
+    # width (its key's length: ASCII names, nearly all). A name past
+    # line 65,535 or column 255 (none of the Linux kernel's 4 million),
+    # spanning other text (`ns::add` named `add`, a quoted key), not
+    # ASCII, or ending on a later line keeps its whole span in
+    # `extra_spans`.
+    s_line, s_col, s_end_line, s_end_col = (spans[:, k].astype(np.int64) for k in range(4))
+    key_width = (np.diff(lo_off).astype(np.int64) - 1)[row_entry]
+    simple = (s_end_line == s_line) & (s_end_col - s_col == key_width)
+    simple &= (s_line <= 65535) & (s_col <= 255)
+    line = np.where(simple, s_line, 0).astype(U16)
+    col = np.where(simple, s_col, 0).astype(U8)
+    extra = np.flatnonzero(~simple)
+    extra_rows = extra.astype(U32)
+    extra_spans = np.ascontiguousarray(spans[extra]).reshape(-1).astype(U32)
+    del s_line, s_col, s_end_line, s_end_col, key_width, simple
+    # Original spellings only where they differ from the lower-cased key
+    # (C and Python names mostly do not).
+    # Per entry: 0 spelled as its key, 1 all capitals (C macros), 2 a
+    # capital first, 3 spelled otherwise (kept in `case_blob`).
+    spelling = bytearray(len(entries))
+    differ: list[int] = []
+    for i, (e, k) in enumerate(zip(entries, lowers, strict=True)):
+        if e == k:
+            continue
+        if e == k.upper():
+            spelling[i] = 1
+        elif e == k[:1].upper() + k[1:]:
+            spelling[i] = 2
+        else:
+            spelling[i] = 3
+            differ.append(i)
+    case_kind = np.frombuffer(bytes(spelling), dtype=U8)
+    case_ids = np.asarray(differ, dtype=U32)
+    case_blob = joined([entries[i] for i in differ])
+    case_off = np.flatnonzero(np.frombuffer(case_blob, dtype=U8) == 10).astype(U32)
+    lengths = np.minimum(np.diff(lo_off) - 1, 65535).astype(U16)
+    if entries:
+        masks = np.bitwise_or.reduceat(CHAR_BITS[low], lo_off[:-1].astype(np.int64))
+    else:
+        masks = np.zeros(0, dtype=U32)
+    m = len(entries)
+    post = np.argsort(row_entry, kind="stable").astype(U32)
+    counts = np.bincount(row_entry, minlength=m) if len(row_entry) else np.zeros(m, np.int64)
+    post_start = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(counts, out=post_start[1:])
+    post_base, post_local = pack_starts(post_start)
+    del post_start
+    (
+        tri_codes,
+        tri_small,
+        tri_base,
+        tri_off,
+        tri_len,
+        tri16,
+        tri32,
+        tri_big,
+        tri_big_off,
+    ) = pack_trigrams(*trigrams(low))
+    # Entries shortest first, for tiers read in that order a chunk at a
+    # time; trigram numbers by their last two bytes, for three-byte
+    # queries at odd offsets.
+    by_length = np.argsort(lengths, kind="stable").astype(U32)
+    # The masks are only ever scanned in that order: store them so, and
+    # a scan reads memory front to back.
+    masks = masks[by_length]
+    tri_suffix_order = np.argsort(tri_codes & U32(0xFFFF), kind="stable").astype(U32)
+    tri_suffix = (tri_codes[tri_suffix_order] & U32(0xFFFF)).astype(U32)
+    # Containers: lower-cased, masks, and their rows, for the owner tier
+    # (`SyncQueue` reaches `SyncQueue.push`). Rows without a container
+    # are not listed.
+    cont_lower = joined([c.lower().replace("\n", " ") for c in containers])
+    clow = np.frombuffer(cont_lower, dtype=U8)
+    cont_off = np.flatnonzero(clow == 10).astype(U32)
+    cont_lengths = np.minimum(np.diff(cont_off) - 1, 65535).astype(U16)
+    if containers:
+        cont_masks = np.bitwise_or.reduceat(CHAR_BITS[clow], cont_off[:-1].astype(np.int64))
+    else:
+        cont_masks = np.zeros(0, dtype=U32)
+    named = np.flatnonzero(cont_lengths[row_cont] > 0) if len(row_cont) else np.zeros(0, np.int64)
+    owners = row_cont[named]
+    cont_post = named[np.argsort(owners, kind="stable")].astype(U32)
+    ccounts = (
+        np.bincount(owners, minlength=len(containers))
+        if len(owners)
+        else np.zeros(len(containers), np.int64)
+    )
+    cont_post_start = np.zeros(len(containers) + 1, dtype=U32)
+    np.cumsum(ccounts, out=cont_post_start[1:])
+    # Each row's container: a column, or where most rows have none (C
+    # functions), the rows that have one and their containers (`conts`).
+    if len(containers) and cont_lengths[0] == 0 and 2 * len(named) < len(row_cont):
+        cont = np.zeros(0, dtype=U32)
+        cont_rows = named.astype(U32)
+        cont_ids = owners.astype(U32)
+    else:
+        cont_rows = cont_ids = np.zeros(0, dtype=U32)
+    return Segment(
+        entry=row_entry,
+        cont=cont,
+        cont_rows=cont_rows,
+        cont_ids=cont_ids,
+        line=line,
+        col=col,
+        extra_rows=extra_rows,
+        extra_spans=extra_spans,
+        kind=kinds,
+        file_start=file_start,
+        lo_off=lo_off,
+        case_kind=case_kind,
+        case_ids=case_ids,
+        case_off=case_off,
+        masks=masks,
+        post=post,
+        post_base=post_base,
+        post_local=post_local,
+        tri_codes=tri_codes,
+        tri_small=tri_small,
+        tri_base=tri_base,
+        tri_off=tri_off,
+        tri_len=tri_len,
+        tri16=tri16,
+        tri32=tri32,
+        tri_big=tri_big,
+        tri_big_off=tri_big_off,
+        by_length=by_length,
+        tri_suffix=tri_suffix,
+        tri_suffix_order=tri_suffix_order,
+        cont_off=cont_off,
+        cont_lengths=cont_lengths,
+        cont_masks=cont_masks,
+        cont_post=cont_post,
+        cont_post_start=cont_post_start,
+        cont_boff=cont_boff,
+        file_lang=file_lang,
+        lower=lower,
+        case_blob=case_blob,
+        cont_lower=cont_lower,
+        cont_blob=cont_blob,
+        languages=languages,
+        alive=alive,
+        file_ids=file_ids,
+        fid_order=fid_order,
+        fid_sorted=fid_sorted,
+        live_rows=live_rows,
+    )
+
+
+def from_batch(batch: RowBatch) -> Segment:
+    """The segment of a batch of files' rows."""
+    names = batch.names
+    if any("\n" in n for n in names):
+        names = [n.replace("\n", " ") for n in names]
+    entries = sorted(set(names))
+    entries.sort(key=str.lower)
+    ids = {e: i for i, e in enumerate(entries)}
+    row_entry = np.fromiter((ids[n] for n in names), dtype=U32, count=len(names))
+    owners = batch.containers
+    if any("\n" in c for c in owners):
+        owners = [c.replace("\n", " ") for c in owners]
+    containers = sorted(set(owners))
+    cids = {c: i for i, c in enumerate(containers)}
+    row_cont = np.fromiter((cids[c] for c in owners), dtype=U32, count=len(names))
+    return build(
+        entries,
+        row_entry,
+        containers,
+        row_cont,
+        batch.spans,
+        batch.kinds,
+        batch.file_ids,
+        batch.file_languages,
+        batch.file_counts,
+    )
+
+
+def merge(segments: Sequence[Segment], path_of: Sequence[str | None]) -> Segment:
+    """One segment holding the live files of `segments`, files in path
+    order. Rows are moved as columns; only distinct names and containers
+    are touched one by one."""
+    files: list[tuple[str, int, int]] = []  # (path, segment number, file position)
+    for s_no, seg in enumerate(segments):
+        for pos in np.flatnonzero(seg.alive).tolist():
+            path = path_of[int(seg.file_ids[pos])]
+            if path is not None:
+                files.append((path, s_no, pos))
+    files.sort()
+    entries_set: set[str] = set()
+    containers_set: set[str] = set()
+    entry_lists: list[list[str]] = []
+    container_lists: list[list[str]] = []
+    for seg in segments:
+        names = seg.entry_names()
+        entry_lists.append(names)
+        live = seg.live_row_mask()
+        used = sorted_unique(seg.entry[live])
+        entries_set.update(names[i] for i in used.tolist())
+        container_lists.append(seg.container_names())
+        used_c = sorted_unique(seg.conts(np.flatnonzero(live)))
+        containers_set.update(container_lists[-1][i] for i in used_c.tolist())
+    entries = sorted(entries_set)
+    entries.sort(key=str.lower)
+    ids = {e: i for i, e in enumerate(entries)}
+    containers = sorted(containers_set)
+    cids = {c: i for i, c in enumerate(containers)}
+    remap_e = [
+        np.fromiter((ids.get(n, 0) for n in names), dtype=U32, count=len(names))
+        for names in entry_lists
+    ]
+    remap_c = [
+        np.fromiter((cids.get(c, 0) for c in cl), dtype=U32, count=len(cl))
+        for cl in container_lists
+    ]
+    # Rows move as columns: one gather per segment, not per file.
+    n_files = len(files)
+    f_seg = np.fromiter((f[1] for f in files), dtype=np.int64, count=n_files)
+    f_pos = np.fromiter((f[2] for f in files), dtype=np.int64, count=n_files)
+    f_start = np.zeros(n_files, dtype=np.int64)
+    f_count = np.zeros(n_files, dtype=np.int64)
+    file_ids: list[int] = [0] * n_files
+    languages: list[str] = [""] * n_files
+    files_of = [np.flatnonzero(f_seg == s_no) for s_no in range(len(segments))]
+    for seg, mine in zip(segments, files_of, strict=True):
+        where = f_pos[mine]
+        f_start[mine] = seg.file_start[where]
+        f_count[mine] = seg.file_start[where + 1] - seg.file_start[where]
+        for at, fid, lang in zip(
+            mine.tolist(),
+            seg.file_ids[where].tolist(),
+            seg.file_lang[where].tolist(),
+            strict=True,
+        ):
+            file_ids[at] = fid
+            languages[at] = seg.languages[lang]
+    out_start = np.zeros(n_files + 1, dtype=np.int64)
+    np.cumsum(f_count, out=out_start[1:])
+    total = int(out_start[-1])
+    row_entry = np.zeros(total, dtype=U32)
+    row_cont = np.zeros(total, dtype=U32)
+    spans = np.zeros((total, 4), dtype=U32)
+    kinds = np.zeros(total, dtype=U8)
+    for s_no, (seg, mine) in enumerate(zip(segments, files_of, strict=True)):
+        counts = f_count[mine]
+        if not counts.sum():
+            continue
+        rows = ranges(f_start[mine], counts)
+        out = ranges(out_start[mine], counts)
+        row_entry[out] = remap_e[s_no][seg.entry[rows]]
+        row_cont[out] = remap_c[s_no][seg.conts(rows)]
+        spans[out] = np.stack(seg.spans_of(rows), axis=1).astype(U32)
+        kinds[out] = seg.kind[rows]
+    return build(
+        entries,
+        row_entry,
+        containers,
+        row_cont,
+        spans,
+        kinds,
+        file_ids,
+        languages,
+        f_count.tolist(),
+    )

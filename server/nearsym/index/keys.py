@@ -1,0 +1,105 @@
+"""Candidate keys: testing a batch of them at once, and merging them
+across segments shortest first.
+
+A tier of candidate retrieval (see `store`) reads each segment's entries
+in chunks, shortest first (`Segment.prefix`, `containing`, `subsequence`);
+`merged_keys` merges those chunks across segments into one stream, read
+only as far as the pool needs, and tests each batch of 256 keys with a
+`KeyCheck` whose scan runs over the batch joined into one string, in C.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import itertools
+import re
+from collections.abc import Iterable, Iterator, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from nearsym.index.encoding import slices
+from nearsym.index.segment import Segment
+
+
+def subsequence_pattern(text: bytes, lines: bool = False) -> re.Pattern[bytes]:
+    """A regex matching keys that hold `text` as a subsequence, in linear
+    time: each step skips only bytes that are not the next wanted one. With
+    `lines`, it matches at line starts of newline-joined keys."""
+    parts = [b"(?m)^"] if lines else []
+    for b in text:
+        c = re.escape(bytes([b]))
+        parts.append(b"[^" + (b"\\n" if b == 10 else c + b"\\n") + b"]*" + c)
+    return re.compile(b"".join(parts))
+
+
+class KeyCheck:
+    """Which of a batch of keys pass a test, decided over the batch joined
+    into one string (the scan runs in C, not a Python call per key)."""
+
+    def passing(self, keys: list[bytes]) -> list[bool]:
+        return [True] * len(keys)
+
+
+class Substring(KeyCheck):
+    def __init__(self, text: bytes) -> None:
+        self.text = text
+
+    def passing(self, keys: list[bytes]) -> list[bool]:
+        joined = b"\n".join(keys)
+        out = [False] * len(keys)
+        starts = list(itertools.accumulate((len(k) + 1 for k in keys), initial=0))
+        at = joined.find(self.text)
+        while at >= 0:
+            line = bisect.bisect_right(starts, at) - 1
+            out[line] = True
+            at = joined.find(self.text, starts[line + 1])  # the next key
+        return out
+
+
+class Subsequence(KeyCheck):
+    def __init__(self, text: bytes) -> None:
+        self.pattern = subsequence_pattern(text, lines=True)
+
+    def passing(self, keys: list[bytes]) -> list[bool]:
+        joined = b"\n".join(keys)
+        starts = list(itertools.accumulate((len(k) + 1 for k in keys), initial=0))
+        out = [False] * len(keys)
+        for m in self.pattern.finditer(joined):  # each match starts a key
+            out[bisect.bisect_right(starts, m.start()) - 1] = True
+        return out
+
+
+def merged_keys(
+    sources: Sequence[tuple[int, Segment, Iterable[NDArray[np.uint32]]]],
+    owners: bool = False,
+    check: KeyCheck | None = None,
+    budget: list[int] | None = None,
+) -> Iterator[tuple[int, bytes, int, int]]:
+    """(length, key, segment number, id), shortest then alphabetical, across
+    segments; each source yields chunks of ids already in that order, and is
+    read only as far as the merge goes. `owners` walks container ids instead
+    of entry ids. With `check`, only keys passing it, tested 256 at a time
+    until `budget` (shared, decremented) runs out."""
+
+    def walk(
+        s_no: int, seg: Segment, chunks: Iterable[NDArray[np.uint32]]
+    ) -> Iterator[tuple[int, bytes, int, int]]:
+        blob = seg.cont_lower if owners else seg.lower
+        offsets = seg.cont_off if owners else seg.lo_off
+        for ids in chunks:
+            for at in range(0, len(ids), 256):
+                chunk = ids[at : at + 256]
+                if check is not None and budget is not None:
+                    if budget[0] <= 0:
+                        return
+                    budget[0] -= len(chunk)
+                keys = slices(blob, offsets, chunk)
+                passing = check.passing(keys) if check is not None else None
+                sizes = seg.cont_lengths[chunk].tolist() if owners else list(map(len, keys))
+                for i, (e, n) in enumerate(zip(chunk.tolist(), sizes, strict=True)):
+                    if passing is None or passing[i]:
+                        yield (n, keys[i], s_no, e)
+
+    return heapq.merge(*(walk(s_no, seg, chunks) for s_no, seg, chunks in sources))
