@@ -13,14 +13,10 @@ import os
 import sys
 import time
 
-from nearsym.extract.definitions import (
-    _matches,
-    _parse,
-    _parser,
-    _spelled,
-    extract_defs,
-    load_grammar,
-)
+from nearsym.extract import folds
+from nearsym.extract.definitions import extract_defs
+from nearsym.extract.grammar import load_grammar
+from nearsym.extract.grammar import parser as parser_of
 from nearsym.extract.languages import language_for_path
 
 
@@ -29,7 +25,7 @@ def main(root: str, extension: str) -> None:
     if spec is None or spec.skim is None:
         raise SystemExit(f"no skim for {extension}")
     full = dataclasses.replace(spec, skim=None)
-    grammar, full_grammar, parser = load_grammar(spec), load_grammar(full), _parser(spec)
+    grammar, full_grammar, parser = load_grammar(spec), load_grammar(full), parser_of(spec)
     parse = folded = skim = walk = 0.0
     files = differ = definitions = 0
     for folder, _, names in os.walk(root):
@@ -45,12 +41,12 @@ def main(root: str, extension: str) -> None:
             t0 = time.process_time()
             tree = parser.parse(source)
             t1 = time.process_time()
-            hits = _spelled(source, grammar.inner)
-            _matches(spec, grammar, tree.root_node, hits)
+            hits = folds.spelled_tokens(source, grammar.inner)
+            folds.skim_matches(spec, grammar, tree.root_node, hits)
             t2 = time.process_time()
-            _matches(full, full_grammar, tree.root_node, [])
+            folds.skim_matches(full, full_grammar, tree.root_node, [])
             t3 = time.process_time()
-            _parse(source, spec, hits)
+            folds.parse(source, spec, hits)
             t4 = time.process_time()
             parse, skim, walk = parse + t1 - t0, skim + t2 - t1, walk + t3 - t2
             folded += t4 - t3

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from nearsym.core.model import Kind
-from nearsym.extract.definitions import extract_symbols, load_grammar
+from nearsym.extract.definitions import extract_symbols
+from nearsym.extract.grammar import load_grammar
 from nearsym.extract.languages import LANGUAGES, language_for_path, language_for_shebang
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "languages"

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from nearsym.core.filedefs import FileDefs
-from nearsym.extract.definitions import _folds, _parse, _spelled, extract_defs, load_grammar
+from nearsym.extract.definitions import extract_defs
+from nearsym.extract.folds import find_folds, parse, spelled_tokens
+from nearsym.extract.grammar import load_grammar
 from nearsym.extract.languages import LANGUAGES, LanguageSpec, language_for_path
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -237,7 +239,7 @@ JAVA_TOKENS = [
 
 
 def spelled(spec: LanguageSpec, text: bytes) -> bool:
-    return bool(_spelled(text, load_grammar(spec).inner))
+    return bool(spelled_tokens(text, load_grammar(spec).inner))
 
 
 @pytest.mark.parametrize(("text", "hit"), GO_TOKENS)
@@ -482,7 +484,7 @@ def folded_bodies(path: str, source: bytes) -> list[str]:
     spec = language_for_path(path)
     assert spec is not None
     grammar = load_grammar(spec)
-    tree = _parse(source, spec, _spelled(source, grammar.inner))
+    tree = parse(source, spec, spelled_tokens(source, grammar.inner))
     empty: list[str] = []
     stack = [tree.root_node]
     while stack:
@@ -515,5 +517,5 @@ def test_a_fold_the_parse_refuses_costs_only_a_second_parse() -> None:
     source = GO_FOLD_TRAPS["raw string at the top"]
     spec = language_for_path("p.go")
     assert spec is not None
-    assert _folds(source, [], b"`") != []
+    assert find_folds(source, [], b"`") != []
     assert folded_bodies("p.go", source) == []

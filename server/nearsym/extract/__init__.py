@@ -1,7 +1,9 @@
 """Extraction: source bytes to definitions, with tree-sitter.
 
-Owns the language registry and its `.scm` definitions queries, the parse
-(with its folds and skim), and the import statements a file makes.
+Owns the language registry and its `.scm` definitions queries
+(`languages`), the grammars and parsers (`grammar`), the parse with its
+folds and skim (`folds`), the definitions (`definitions`), and the import
+statements a file makes (`imports`).
 
 May import: `nearsym.core`. The only layer that imports tree-sitter.
 """

@@ -32,7 +32,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from nearsym.extract.definitions import ImportRef, extract_imports
+from nearsym.extract.imports import ImportRef, extract_imports
 from nearsym.extract.languages import language_for_path
 from nearsym.index.search import Namespace
 from nearsym.workspace.discovery import SkippedFile, read_source

@@ -44,7 +44,7 @@ class Skim:
     inner: tuple[tuple[bytes, bytes], ...]
     blocks: frozenset[str] = frozenset()
     """Brace-delimited nodes whose inside may be left out of the parse itself
-    when it spells no `inner` token (see `extract._folds`): a parse costs
+    when it spells no `inner` token (see `folds.find_folds`): a parse costs
     most of an extraction, and function bodies are half of the bytes."""
     raw_quote: bytes = b"\0"
     """The quote of a string that may span lines and hold anything (a
