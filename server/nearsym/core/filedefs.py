@@ -19,6 +19,14 @@ from nearsym.core.model import Kind, Span, Symbol
 
 LOCAL_BIT = 0x80
 """Set in a kind byte when the definition is local to a function."""
+DEPRECATED_BIT = 0x40
+"""Set in a kind byte when the language marks the definition deprecated."""
+KIND_MASK = 0x3F
+"""The LSP symbol kind in a kind byte (kinds run from 1 to 26)."""
+
+
+def kind_byte(kind: int, local: bool, deprecated: bool) -> int:
+    return kind | (LOCAL_BIT if local else 0) | (DEPRECATED_BIT if deprecated else 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +56,7 @@ class FileDefs:
             rows[0].language if rows else language,
             tuple(s.name for s in rows),
             tuple(s.container for s in rows),
-            bytes(int(s.kind) | (LOCAL_BIT if s.local else 0) for s in rows),
+            bytes(kind_byte(int(s.kind), s.local, s.deprecated) for s in rows),
             spans,
         )
 
@@ -60,13 +68,14 @@ class FileDefs:
             out.append(
                 Symbol(
                     name,
-                    Kind(k & ~LOCAL_BIT),
+                    Kind(k & KIND_MASK),
                     self.containers[i],
                     root,
                     path,
                     Span(sp[4 * i], sp[4 * i + 1], sp[4 * i + 2], sp[4 * i + 3]),
                     self.language,
                     bool(k & LOCAL_BIT),
+                    bool(k & DEPRECATED_BIT),
                 )
             )
         return out

@@ -93,6 +93,9 @@ class Symbol:
     local: bool = False
     """Defined inside a function or method (a closure, a test's helper
     class): reachable by name only from there."""
+    deprecated: bool = False
+    """Marked deprecated by its language (`@deprecated`, `[Obsolete]`, a
+    `Deprecated:` doc paragraph, ...): editors draw it struck through."""
 
     @property
     def qualified_name(self) -> str:

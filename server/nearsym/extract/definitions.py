@@ -34,8 +34,9 @@ from dataclasses import dataclass
 
 import tree_sitter as ts
 
-from nearsym.core.filedefs import LOCAL_BIT, FileDefs
+from nearsym.core.filedefs import FileDefs, kind_byte
 from nearsym.core.model import Kind, Symbol
+from nearsym.extract.deprecation import is_deprecated, marks_deprecation
 from nearsym.extract.folds import parse, skim_matches, spelled_tokens
 from nearsym.extract.grammar import load_grammar, node_text
 from nearsym.extract.languages import CAPTURE_KINDS, LanguageSpec
@@ -100,12 +101,13 @@ def extract_defs(source: bytes, spec: LanguageSpec) -> FileDefs:
     kinds = bytearray()
     spans = array("I")
     ascii = source.isascii()  # then byte columns are UTF-16 columns
+    marks = marks_deprecation(source)
     for d in definitions:
         if not d.name:
             continue
         names.append(d.name)
         containers.append(d.container)
-        kinds.append(int(d.kind) | (LOCAL_BIT if d.local else 0))
+        kinds.append(kind_byte(int(d.kind), d.local, marks and is_deprecated(d.node)))
         node = d.name_node
         start, end = node.start_point, node.end_point
         if ascii:

@@ -45,7 +45,9 @@ from nearsym.index.allocator import trim
 
 log = logging.getLogger(__name__)
 
-FORMAT = 11
+FORMAT = 12
+"""Bumped whenever what a stored record means changes (12: the kind byte
+carries the deprecated bit), so an older cache is discarded, not misread."""
 RACY_SECONDS = 2.0
 
 

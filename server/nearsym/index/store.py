@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from nearsym.core.filedefs import LOCAL_BIT, FileDefs
+from nearsym.core.filedefs import DEPRECATED_BIT, KIND_MASK, LOCAL_BIT, FileDefs
 from nearsym.core.match import is_qualified, is_subsequence, normalise_qualified
 from nearsym.core.model import Kind, Span, Symbol
 from nearsym.core.proximity import directory_distance
@@ -353,13 +353,14 @@ class SymbolIndex:
         return [
             Symbol(
                 name,
-                kinds.get(k & ~LOCAL_BIT, Kind.VARIABLE),
+                kinds.get(k & KIND_MASK, Kind.VARIABLE),
                 owner[c],
                 root,
                 path,
                 Span(line, col, el, ec),
                 language,
                 bool(k & LOCAL_BIT),
+                bool(k & DEPRECATED_BIT),
             )
             for name, c, path, language, line, col, el, ec, k in zip(
                 seg.names_of(seg.entry[rows]),

@@ -79,4 +79,10 @@ def workspace_symbol(
         kind=lsp_kind(symbol.kind, supported),
         container_name=symbol.container or None,
         location=types.Location(uri=path_to_uri(symbol_file(symbol)), range=symbol_range(symbol)),
+        tags=_DEPRECATED if symbol.deprecated else None,
     )
+
+
+_DEPRECATED = [types.SymbolTag.Deprecated]
+"""Editors draw a symbol with this tag struck through (clients that do not
+know tags ignore them, as the protocol requires)."""
