@@ -21,12 +21,13 @@ class RawClient:
         self.reader = asyncio.ensure_future(self._read())
 
     @classmethod
-    async def start(cls, cwd: str | None = None) -> RawClient:
+    async def start(cls, cwd: str | None = None, env: dict[str, str] | None = None) -> RawClient:
         process = await asyncio.create_subprocess_exec(
             *SERVER,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             cwd=cwd,
+            env=env,
         )
         return cls(process)
 

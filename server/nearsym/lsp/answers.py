@@ -54,7 +54,7 @@ class Answers:
         with self.live.lock:
             related = self.related_files(open_file)
             limit = self.live.config.max_results
-            found = answer(self.live.namespaces, query, limit, open_file, None, related)
+            found = answer(self.live.searched(), query, limit, open_file, None, related)
             return [s for s in found if self._still_there(s)]
 
     def _still_there(self, symbol: Symbol) -> bool:

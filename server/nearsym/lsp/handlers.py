@@ -19,11 +19,14 @@ from nearsym.workspace.live import Change
 
 def initialize(ls: NearsymServer, params: types.InitializeParams) -> None:
     """Read roots and options. Bad options are reported and replaced by
-    their defaults; with no root the server answers from open buffers."""
+    their defaults; with no root, files are answered as they are opened
+    (`did_open`)."""
     ls.live.config = settings.initial_config(ls, params.initialization_options)
     ls.symbol_kinds = client_symbol_kinds(params.capabilities)
     ls.ready = True
-    for root in settings.roots(params):
+    roots = settings.roots(params)
+    ls.outside.client_roots = bool(roots)
+    for root in roots:
         ls.live.add_root(root)
 
 
@@ -66,7 +69,15 @@ async def workspace_symbol(
 
 
 def did_open(ls: NearsymServer, params: types.DidOpenTextDocumentParams) -> None:
-    """Indexed at once; from now on the buffer stands for its file."""
+    """Indexed at once; from now on the buffer stands for its file.
+
+    A file outside every workspace folder: with no folder at all, its
+    project (the nearest folder with `.git`, `pyproject.toml`, ...) is
+    indexed as one; else it is answered from its own text and its folder's
+    other files (never `/`, home or a top-level folder as a whole)."""
+    path = uri_to_path(params.text_document.uri)
+    if path is not None:
+        ls.outside.opened(path)
     ls.buffers.opened(params.text_document.uri)
 
 

@@ -8,7 +8,8 @@ parts that act on it, one module each:
 - `indexing`: cold indexes in the background, with work-done progress;
 - `watching`: the client's file watcher or our own;
 - `settings`: initializationOptions and configuration changes;
-- `answers`: the ranked answer, off the event loop.
+- `answers`: the ranked answer, off the event loop;
+- `outside`: files opened outside every workspace folder.
 
 The handlers, named after the LSP methods, are in `handlers`.
 """
@@ -29,6 +30,7 @@ from nearsym.lsp.buffers import Buffers
 from nearsym.lsp.convert import client_symbol_kinds, workspace_symbol
 from nearsym.lsp.focus import Focus
 from nearsym.lsp.indexing import Indexing
+from nearsym.lsp.outside import Outside
 from nearsym.lsp.protocol import NearsymProtocol
 from nearsym.lsp.watching import Watching
 from nearsym.workspace.config import Config
@@ -55,6 +57,7 @@ class NearsymServer(LanguageServer):
         self.watching = Watching(self.live, self.spawn)
         self.indexing = Indexing(self, self.live, lambda: self.focus.path, self.watching.ready)
         self.answers = Answers(self.live, self.buffers.flush)
+        self.outside = Outside(self.live, self.indexing, self.watching, self.spawn)
 
     def observe(self, data: dict[str, Any]) -> None:
         """Read what a raw message says about the open file."""

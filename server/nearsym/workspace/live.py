@@ -78,6 +78,10 @@ def _locked(method: _F) -> _F:
     return wrapper  # type: ignore[return-value]
 
 
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
 class Change(Enum):
     CREATED = 1
     CHANGED = 2
@@ -90,6 +94,11 @@ class LiveWorkspace:
     def __init__(self, config: Config | None = None) -> None:
         self.config = config or Config()
         self.namespaces: list[Namespace] = []
+        """The workspace folders: walked, watched, cached."""
+        self.loose: list[Namespace] = []
+        """Folders of files opened outside every workspace folder: one level
+        each (their own files), never walked below it nor watched
+        (`workspace.loose`)."""
         self.buffers: dict[str, bytes] = {}
         self.lock = threading.RLock()
         """Held by every change and by every search (see `_locked`)."""
@@ -104,12 +113,31 @@ class LiveWorkspace:
                 return ns
         ns = Namespace(root, SymbolIndex(root))
         self.namespaces.append(ns)
+        # a loose folder inside the new root is now part of it
+        self.loose = [n for n in self.loose if not _inside(n.root, root)]
         return ns
 
     @_locked
     def remove_root(self, root: str) -> None:
         root = os.path.abspath(root)
         self.namespaces = [ns for ns in self.namespaces if ns.root != root]
+
+    @_locked
+    def add_loose(self, folder: str) -> Namespace:
+        """A namespace for the files directly in `folder` (outside every
+        workspace folder); the caller reads them (`loose.neighbours`)."""
+        folder = os.path.abspath(folder)
+        for ns in self.loose:
+            if ns.root == folder:
+                return ns
+        ns = Namespace(folder, SymbolIndex(folder))
+        self.loose.append(ns)
+        return ns
+
+    def searched(self) -> list[Namespace]:
+        """Every namespace a query reads: the workspace folders, then the
+        loose folders."""
+        return [*self.namespaces, *self.loose]
 
     def discover(self, ns: Namespace) -> list[SourceFile]:
         return list(discover(ns.root, self.config))
@@ -131,7 +159,7 @@ class LiveWorkspace:
     @_locked
     def apply(self, ns: Namespace, sf: SourceFile, result: list[object] | Exception) -> None:
         """Store a parse result, unless a buffer stands for the file."""
-        if ns not in self.namespaces or sf.path in self.buffers:
+        if (ns not in self.namespaces and ns not in self.loose) or sf.path in self.buffers:
             return
         if isinstance(result, Exception):
             log.info("skipped %s: %s", sf.path, result)
@@ -176,21 +204,23 @@ class LiveWorkspace:
                 self._index_buffer(path, text)
 
     def namespace_of(self, path: str) -> Namespace | None:
-        """The innermost workspace folder holding `path`."""
+        """The innermost workspace folder holding `path`, else the loose
+        folder it lies directly in."""
         best: Namespace | None = None
         for ns in self.namespaces:
-            inside = path == ns.root or path.startswith(ns.root.rstrip(os.sep) + os.sep)
-            if inside and (best is None or len(ns.root) > len(best.root)):
+            if _inside(path, ns.root) and (best is None or len(ns.root) > len(best.root)):
                 best = ns
+        if best is None:
+            best = next((ns for ns in self.loose if os.path.dirname(path) == ns.root), None)
         return best
 
     def _owners(self, path: str) -> list[Namespace]:
-        """Every namespace `path` lies in (nested folders each index it)."""
-        return [
-            ns
-            for ns in self.namespaces
-            if path == ns.root or path.startswith(ns.root.rstrip(os.sep) + os.sep)
-        ]
+        """Every namespace `path` lies in (nested folders each index it);
+        outside them all, the loose folder it lies directly in."""
+        owners = [ns for ns in self.namespaces if _inside(path, ns.root)]
+        if not owners:
+            owners = [ns for ns in self.loose if os.path.dirname(path) == ns.root]
+        return owners
 
     # -- buffers -------------------------------------------------------------
     @_locked
