@@ -142,3 +142,34 @@ async def test_home_is_never_a_root(home: Path) -> None:
         assert all(" 0 files" in m for m in ends), ends  # nothing was ever walked
     finally:
         assert await client.close() == 0
+
+
+async def test_max_results_above_the_pool_is_said_once(tmp_path: Path, home: Path) -> None:
+    folder = tmp_path / "ws"
+    write(folder / "app.py", "def inside_the_folder():\n    pass\n")
+    env = {**os.environ, "HOME": str(home), "NEARSYM_CACHE_DIR": str(home / ".cache-ns")}
+    client = await RawClient.start(env=env)
+    try:
+        await client.request(
+            "initialize",
+            {
+                "processId": None,
+                "rootUri": folder.as_uri(),
+                "capabilities": {},
+                "initializationOptions": {"maxResults": 2000},
+            },
+            timeout=60,
+        )
+        client.notify("initialized", {})
+        client.notify(
+            "workspace/didChangeConfiguration", {"settings": {"nearsym": {"maxResults": 2000}}}
+        )
+        await eventually(client, "inside_the_folder", "inside_the_folder")
+        said = [
+            n["params"]["message"]
+            for n in client.notifications
+            if n.get("method") == "window/logMessage" and "maxResults" in n["params"]["message"]
+        ]
+        assert len(said) == 1 and "2000" in said[0] and "500" in said[0]
+    finally:
+        assert await client.close() == 0

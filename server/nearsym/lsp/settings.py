@@ -17,6 +17,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from nearsym.core.rank import FETCH_MAX
 from nearsym.lsp.convert import uri_to_path
 from nearsym.lsp.indexing import Indexing
 from nearsym.workspace.config import Config, config_from_options
@@ -35,7 +36,23 @@ def initial_config(server: LanguageServer, options: Any) -> Config:
     """The settings `initialize` carries; bad values reported, defaulted."""
     config, problems = config_from_options(options)
     report(server, problems)
+    report_limits(server, config, None)
     return config
+
+
+def report_limits(server: LanguageServer, config: Config, old: Config | None) -> None:
+    """Say once (`window/logMessage`) when `maxResults` asks for more than an
+    answer can hold: the candidate pool is at most `FETCH_MAX` rows."""
+    wanted = config.max_results
+    if wanted > FETCH_MAX and (old is None or old.max_results != wanted):
+        message = (
+            f"nearsym: maxResults {wanted} is above the largest candidate pool"
+            f" ({FETCH_MAX}); an answer holds at most {FETCH_MAX} symbols"
+        )
+        log.info(message)
+        server.window_log_message(
+            types.LogMessageParams(type=types.MessageType.Info, message=message)
+        )
 
 
 async def pull(server: LanguageServer, pushed: Any) -> Any:
@@ -62,6 +79,7 @@ async def apply_settings(server: LanguageServer, indexing: Indexing, settings: A
     config, problems = config_from_options(settings, Config())
     report(server, problems)
     old = live.config
+    report_limits(server, config, old)
     live.config = config
     membership = (old.exclude, old.max_file_bytes, old.follow_symlinks, old.languages)
     if membership != (
