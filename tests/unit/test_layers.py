@@ -18,7 +18,15 @@ PACKAGE = Path(__file__).resolve().parents[2] / "server" / "nearsym"
 LAYERS = ("core", "extract", "index", "workspace", "lsp", "tools")
 """Bottom to top: a module may import its own layer and those before it."""
 
-FORBIDDEN_IN_CORE = ("pygls", "lsprotocol", "tree_sitter", "sqlite3", "multiprocessing")
+FORBIDDEN_IN_CORE = (
+    "pygls",
+    "lsprotocol",
+    "tree_sitter",
+    "sqlite3",
+    "multiprocessing",
+    "psycopg",
+    "psycopg_pool",
+)
 MAX_LINES = 600
 
 

@@ -20,6 +20,7 @@ from nearsym.core.rank import POLICIES, RankContext, explain, symbol_file
 from nearsym.index.cache import Cache
 from nearsym.index.search import Namespace, search
 from nearsym.index.store import SymbolIndex
+from nearsym.tools import publish
 from nearsym.workspace.children import isolate
 from nearsym.workspace.config import DEFAULT_MAX_FILE_BYTES, Config
 from nearsym.workspace.discovery import index_root
@@ -77,6 +78,8 @@ def _parser() -> argparse.ArgumentParser:
     be.add_argument("--no-lsp", action="store_true", help="skip the LSP stdio measurement")
     be.add_argument("--runs", type=int, default=3, help="runs per figure; medians are printed")
     be.add_argument("--workers", type=int, help="indexing processes (default: one per core)")
+
+    publish.add_parser(sub)
 
     ev = sub.add_parser("eval", help="measure ranking on a golden set of cases")
     ev.add_argument("cases", metavar="CASES.jsonl")
@@ -297,6 +300,8 @@ def _run(argv: Sequence[str] | None) -> int:
         return run_eval(args)
     if args.command == "index":
         return run_index(args)
+    if args.command == "publish":
+        return publish.run(args)
     if args.command == "bench":
         from nearsym.tools.bench import run
 

@@ -1,0 +1,156 @@
+"""`nearsym publish`: index folders and write them into a shared index.
+
+Each root is indexed as `nearsym search` and `nearsym index` do (the cold
+index of `workspace.indexer`, on a process pool), then its definitions are
+written to PostgreSQL in one transaction per root
+(`nearsym.index.shared.publish_repository`), with the repository's name,
+the commit when the root is a git checkout, and the root's path.
+
+The commit is read from `.git` as files (HEAD, the loose ref, packed-refs;
+a worktree's `.git` file is followed to its git directory): no git command
+runs, so publishing a checkout never runs its hooks or its configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+from collections.abc import Sequence
+
+from nearsym.core.model import Symbol
+from nearsym.index.cache import Cache
+from nearsym.index.store import SymbolIndex
+from nearsym.workspace.config import Config
+from nearsym.workspace.indexer import Workers, index_into, save_snapshot
+
+_HASH = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    pub = sub.add_parser("publish", help="index folders into a team's shared index (PostgreSQL)")
+    pub.add_argument(
+        "--root", action="append", required=True, metavar="DIR", help="folder (repeatable)"
+    )
+    pub.add_argument("--to", required=True, metavar="URL", help="postgresql://USER@HOST/DB")
+    pub.add_argument(
+        "--name",
+        action="append",
+        metavar="NAME",
+        help="repository name, one per --root in order (default: the folder's name)",
+    )
+    pub.add_argument(
+        "--no-cache", action="store_true", help="parse everything; neither read nor write the cache"
+    )
+
+
+def git_commit(root: str) -> str | None:
+    """The commit checked out at `root`, read from its git files, or None
+    when `root` is not the top of a git checkout (or HEAD is unborn)."""
+    gitdir = os.path.join(root, ".git")
+    try:
+        if os.path.isfile(gitdir):
+            with open(gitdir, encoding="utf-8") as f:
+                line = f.read().strip()
+            if not line.startswith("gitdir:"):
+                return None
+            gitdir = os.path.join(root, line.removeprefix("gitdir:").strip())
+        if not os.path.isdir(gitdir):
+            return None
+        common = gitdir
+        commondir = os.path.join(gitdir, "commondir")
+        if os.path.isfile(commondir):
+            with open(commondir, encoding="utf-8") as f:
+                common = os.path.join(gitdir, f.read().strip())
+        with open(os.path.join(gitdir, "HEAD"), encoding="utf-8") as f:
+            head = f.read().strip()
+        for _ in range(5):  # a symbolic ref may point at another one
+            if _HASH.match(head):
+                return head
+            if not head.startswith("ref:"):
+                return None
+            ref = head.removeprefix("ref:").strip()
+            if ".." in ref.split("/"):
+                return None
+            head = _read_ref(gitdir, common, ref) or ""
+        return None
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _read_ref(gitdir: str, common: str, ref: str) -> str | None:
+    for base in (gitdir, common):
+        try:
+            with open(os.path.join(base, *ref.split("/")), encoding="utf-8") as f:
+                return f.read().strip()
+        except OSError:
+            continue
+    try:
+        with open(os.path.join(common, "packed-refs"), encoding="utf-8") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) == 2 and parts[1] == ref:
+                    return parts[0]
+    except OSError:
+        pass
+    return None
+
+
+def definitions_by_file(index: SymbolIndex) -> list[tuple[str, tuple[Symbol, ...]]]:
+    """Every file of `index` that holds definitions, in path order."""
+    out = []
+    for path in sorted(index.files):
+        symbols = index.symbols_of(path)
+        if symbols:
+            out.append((path, symbols))
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from nearsym.index.shared import SharedIndexError, connect, publish_repository
+
+    roots = [os.path.abspath(r) for r in args.root]
+    names: Sequence[str] = args.name or []
+    if names and len(names) != len(roots):
+        print("nearsym publish: give one --name per --root, or none", file=sys.stderr)
+        return 2
+    for root in roots:
+        if not os.path.isdir(root):
+            print(f"nearsym publish: {root}: not a folder", file=sys.stderr)
+            return 2
+    chosen = list(names) or [os.path.basename(r.rstrip(os.sep)) or r for r in roots]
+    if len(set(chosen)) != len(chosen):
+        print("nearsym publish: two roots would get the same name; use --name", file=sys.stderr)
+        return 2
+    try:
+        conn = connect(args.to)
+    except SharedIndexError as error:
+        print(f"nearsym publish: {error}", file=sys.stderr)
+        return 1
+    workers = Workers()
+    try:
+        for root, name in zip(roots, chosen, strict=True):
+            started = time.perf_counter()
+            index = SymbolIndex(root)
+            cache = None if args.no_cache else Cache(root)
+            stats = index_into(index, Config(), workers=workers, cache=cache)
+            if cache is not None:
+                save_snapshot(index, stats, cache)
+                cache.close()
+            indexed = time.perf_counter() - started
+            files = definitions_by_file(index)
+            try:
+                done = publish_repository(conn, name, root, git_commit(root), files)
+            except SharedIndexError as error:
+                print(f"nearsym publish: {error}", file=sys.stderr)
+                return 1
+            print(
+                f"{name}: {done.files} files, {done.definitions} definitions;"
+                f" indexed in {indexed:.2f}s, written in {done.seconds:.2f}s"
+            )
+    finally:
+        workers.close()
+        conn.close()
+    return 0
