@@ -12,7 +12,7 @@ already delivered is never reshuffled.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from nearsym.core.match import name_evidence
@@ -47,6 +47,7 @@ def search(
     open_file: str | None = None,
     policy: RankPolicy | None = None,
     related: frozenset[str] = frozenset(),
+    extra: Callable[[], Sequence[Sequence[Symbol]]] | None = None,
 ) -> list[Symbol]:
     """The ranked definitions for `query`: rows `offset` to `offset + limit`.
 
@@ -57,13 +58,16 @@ def search(
     - `open_file` is an absolute path, or None: then only the name decides.
     - `related`: absolute paths of the files the open file imports
       (`relations.Relations.related_files`).
+    - `extra`: called once the namespaces' pools are in, returns pools of
+      other sources (each `pool_width` rows at most, in retrieval order):
+      the shared index's, fetched meanwhile. Each is one more group.
     """
     limit = max(0, limit)
     offset = max(0, offset)
     if limit == 0:
         return []
     width = pool_width(offset, limit)
-    ordered = ranked_pool(namespaces, query, limit, width, open_file, policy, related)
+    ordered = ranked_pool(namespaces, query, limit, width, open_file, policy, related, extra)
     return ordered[offset : offset + limit]
 
 
@@ -78,9 +82,10 @@ def answer(
     open_file: str | None = None,
     policy: RankPolicy | None = None,
     related: frozenset[str] = frozenset(),
+    extra: Callable[[], Sequence[Sequence[Symbol]]] | None = None,
 ) -> list[Symbol]:
     """The server's whole answer of `limit` rows (`search` at offset 0)."""
-    return search(namespaces, query, limit, 0, open_file, policy, related)
+    return search(namespaces, query, limit, 0, open_file, policy, related, extra)
 
 
 def pages(rows: Sequence[Symbol], size: int = PAGE_SIZE) -> list[list[Symbol]]:
@@ -105,6 +110,7 @@ def ranked_pool(
     open_file: str | None = None,
     policy: RankPolicy | None = None,
     related: frozenset[str] = frozenset(),
+    extra: Callable[[], Sequence[Sequence[Symbol]]] | None = None,
 ) -> list[Symbol]:
     """Every namespace's pool of `width` rows, ordered a block at a time.
 
@@ -114,6 +120,8 @@ def ranked_pool(
     block = fetch_limit(limit)
     context = RankContext(open_file, policy or RankPolicy(), related)
     pools = [ns.index.candidates(query, width, open_file) for ns in namespaces]
+    if extra is not None:
+        pools.extend(list(p) for p in extra())
     # Blocks are cut before dropping zero-evidence rows, so that a block's
     # rows do not depend on how wide the pool is.
     per_namespace = [_blocks(p, width, block) for p in pools]

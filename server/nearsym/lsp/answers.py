@@ -14,11 +14,17 @@ import logging
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from nearsym.core.model import Symbol
+from nearsym.core.rank import pool_width
 from nearsym.index.search import answer
+from nearsym.lsp.shared import SharedIndex
 from nearsym.workspace.imports import Relations
 from nearsym.workspace.live import Change, LiveWorkspace
+
+if TYPE_CHECKING:
+    from nearsym.index.shared_query import SharedPool
 
 log = logging.getLogger(__name__)
 
@@ -26,8 +32,12 @@ log = logging.getLogger(__name__)
 class Answers:
     """Searches of the live workspace."""
 
-    def __init__(self, live: LiveWorkspace, flush: Callable[[], None]) -> None:
+    def __init__(
+        self, live: LiveWorkspace, flush: Callable[[], None], shared: SharedIndex | None = None
+    ) -> None:
         self.live = live
+        self.shared = shared
+        """Asked beside the namespaces, under its deadline (`lsp.shared`)."""
         self.flush = flush
         """Reparse buffers still waiting out their debounce."""
         self.relations = Relations()
@@ -51,11 +61,37 @@ class Answers:
             return frozenset()
 
     def _results(self, query: str, open_file: str | None) -> list[Symbol]:
+        limit = self.live.config.max_results
+        shared = self.shared
+        # The shared pool's SQL starts first and runs while the local pools
+        # are pulled; `answer` joins it (within its budget) before ranking.
+        pending = (
+            shared.start(query, pool_width(0, limit), self.live.namespaces) if shared else None
+        )
+        arrived: list[SharedPool] = []
+
+        def shared_pool() -> list[list[Symbol]]:
+            pool = shared.join(pending) if shared is not None else None
+            if pool is None:
+                return []
+            arrived.append(pool)
+            return [pool.symbols]
+
         with self.live.lock:
             related = self.related_files(open_file)
-            limit = self.live.config.max_results
-            found = answer(self.live.searched(), query, limit, open_file, None, related)
-            return [s for s in found if self._still_there(s)]
+            found = answer(
+                self.live.searched(),
+                query,
+                limit,
+                open_file,
+                None,
+                related,
+                shared_pool if pending is not None else None,
+            )
+            if not arrived or shared is None:
+                return [s for s in found if self._still_there(s)]
+            shown = shared.display(arrived[0], self.live.namespaces)
+            return [shown.get(id(s)) or s for s in found if id(s) in shown or self._still_there(s)]
 
     def _still_there(self, symbol: Symbol) -> bool:
         """Never answer with a file that is gone (a deletion the watcher has

@@ -22,6 +22,7 @@ def initialize(ls: NearsymServer, params: types.InitializeParams) -> None:
     their defaults; with no root, files are answered as they are opened
     (`did_open`)."""
     ls.live.config = settings.initial_config(ls, params.initialization_options)
+    ls.use_shared_index(ls.live.config)
     ls.symbol_kinds = client_symbol_kinds(params.capabilities)
     ls.ready = True
     roots = settings.roots(params)
@@ -138,7 +139,7 @@ async def did_change_configuration(
     """Pull the `nearsym` section when the client supports it; else read
     the pushed settings. Bad values are reported and defaulted."""
     pulled = await settings.pull(ls, params.settings)
-    await settings.apply_settings(ls, ls.indexing, pulled)
+    await settings.apply_settings(ls, ls.indexing, pulled, ls.use_shared_index)
 
 
 def did_focus(ls: NearsymServer, params: Any) -> None:

@@ -9,7 +9,8 @@ parts that act on it, one module each:
 - `watching`: the client's file watcher or our own;
 - `settings`: initializationOptions and configuration changes;
 - `answers`: the ranked answer, off the event loop;
-- `outside`: files opened outside every workspace folder.
+- `outside`: files opened outside every workspace folder;
+- `shared`: a team's shared index (PostgreSQL), asked beside the answer.
 
 The handlers, named after the LSP methods, are in `handlers`.
 """
@@ -32,6 +33,7 @@ from nearsym.lsp.focus import Focus
 from nearsym.lsp.indexing import Indexing
 from nearsym.lsp.outside import Outside
 from nearsym.lsp.protocol import NearsymProtocol
+from nearsym.lsp.shared import SharedIndex
 from nearsym.lsp.watching import Watching
 from nearsym.workspace.config import Config
 from nearsym.workspace.live import LiveWorkspace
@@ -56,7 +58,9 @@ class NearsymServer(LanguageServer):
         self.buffers = Buffers(self.live, self._buffer_text)
         self.watching = Watching(self.live, self.spawn)
         self.indexing = Indexing(self, self.live, lambda: self.focus.path, self.watching.ready)
-        self.answers = Answers(self.live, self.buffers.flush)
+        self.shared = SharedIndex(self._say)
+        """A team's shared index, when the settings name one."""
+        self.answers = Answers(self.live, self.buffers.flush, self.shared)
         self.outside = Outside(self.live, self.indexing, self.watching, self.spawn)
 
     def observe(self, data: dict[str, Any]) -> None:
@@ -79,8 +83,18 @@ class NearsymServer(LanguageServer):
     def to_lsp(self, symbol: Symbol) -> types.WorkspaceSymbol:
         return workspace_symbol(symbol, self.symbol_kinds)
 
+    def use_shared_index(self, config: Config) -> None:
+        """Settings `sharedIndex` and `sharedIndexBudgetMs` (`lsp.shared`)."""
+        self.shared.configure(config.shared_index, config.shared_index_budget_ms)
+
+    def _say(self, level: str, message: str) -> None:
+        self.window_show_message(
+            types.ShowMessageParams(type=getattr(types.MessageType, level), message=message)
+        )
+
     def close(self) -> None:
         """Stop the watcher, the background jobs, the pool and the caches."""
+        self.shared.close()
         self.watching.close()
         for task in list(self.tasks):
             task.cancel()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Callable
 from typing import Any
 
 from lsprotocol import types
@@ -71,8 +72,14 @@ async def pull(server: LanguageServer, pushed: Any) -> Any:
     return pulled[0] if pulled else pushed
 
 
-async def apply_settings(server: LanguageServer, indexing: Indexing, settings: Any) -> None:
-    """New settings: report bad values, re-index when membership changed."""
+async def apply_settings(
+    server: LanguageServer,
+    indexing: Indexing,
+    settings: Any,
+    on_config: Callable[[Config], None] | None = None,
+) -> None:
+    """New settings: report bad values, re-index when membership changed.
+    `on_config` sees the new settings before any re-index starts."""
     if isinstance(settings, dict) and isinstance(settings.get("nearsym"), dict):
         settings = settings["nearsym"]
     live = indexing.live
@@ -81,6 +88,8 @@ async def apply_settings(server: LanguageServer, indexing: Indexing, settings: A
     old = live.config
     report_limits(server, config, old)
     live.config = config
+    if on_config is not None:
+        on_config(config)
     membership = (old.exclude, old.max_file_bytes, old.follow_symlinks, old.languages)
     if membership != (
         config.exclude,

@@ -25,6 +25,10 @@ class Config:
     """Only these languages (registry names); empty means all."""
     cache: bool = True
     """Keep parsed definitions on disk (`cache`) so a restart loads them."""
+    shared_index: str | None = None
+    """A team's shared index: a PostgreSQL URL (`lsp.shared`), or None."""
+    shared_index_budget_ms: int = 150
+    """How long an answer waits for the shared index (`lsp.shared`)."""
 
 
 _KEYS = {
@@ -34,11 +38,19 @@ _KEYS = {
     "followSymlinks": "follow_symlinks",
     "languages": "languages",
     "cache": "cache",
+    "sharedIndex": "shared_index",
+    "sharedIndexBudgetMs": "shared_index_budget_ms",
 }
 
 
 def _check(name: str, value: Any) -> Any:
-    if name in ("max_results", "max_file_bytes"):
+    if name == "shared_index":
+        if value is None or value == "":
+            return None
+        if not isinstance(value, str) or not value.startswith(("postgresql://", "postgres://")):
+            raise ValueError("must be a postgresql:// URL")
+        return value
+    if name in ("max_results", "max_file_bytes", "shared_index_budget_ms"):
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             raise ValueError("must be a positive whole number")
         return value
