@@ -87,7 +87,7 @@ def sample_queries(conn: psycopg.Connection[Any], count: int, seed: int = 19) ->
         elif shape == 1:
             out.append(name[: rng.randint(3, len(name))])
         elif shape == 2:
-            from nearsym.index.shared import initials
+            from nearsym.index.shared_columns import initials
 
             out.append(initials(name) if len(initials(name)) >= 2 else name)
         else:

@@ -16,7 +16,7 @@ Tiers and the index each one uses (EXPLAIN of each in docs/shared-index.md):
 | prefix | `name_lower LIKE 'q%'` | btree `definition_name` (text_pattern_ops) |
 | initials | `initials LIKE 'q%'` (`wsp` -> WorkspaceSymbolParams) | btree `definition_initials` |
 | substring | `name_lower LIKE '%q%'` (3+ characters) | GIN trigram `definition_name_trgm` |
-| subsequence | `fuzzy @> query's trigrams`, then `name_lower LIKE '%q%u%e%r%y%'` | GIN on the fuzzy trigrams (`shared.fuzzy_trigrams`) |
+| subsequence | `fuzzy @> query's trigrams`, then `name_lower LIKE '%q%u%e%r%y%'` | GIN on the fuzzy trigrams (`shared_columns.fuzzy_trigrams`) |
 | path words | the last of several words a prefix of the name, the others in the file's path | btree + GIN trigram `file_path_trgm` |
 | owner | `container_lower LIKE '%q%'` (a class's name reaches its members) | GIN trigram `definition_container_trgm` |
 
@@ -49,7 +49,8 @@ import psycopg
 
 from nearsym.core.match import is_qualified, normalise_qualified
 from nearsym.core.model import Kind, Span, Symbol
-from nearsym.index.shared import SCHEMA, query_trigrams
+from nearsym.index.shared import SCHEMA
+from nearsym.index.shared_columns import query_trigrams
 
 _COLUMNS = (
     "d.name, d.kind, d.container, d.repository_id, d.file_no,"

@@ -33,11 +33,12 @@ import asyncio
 import concurrent.futures as cf
 import logging
 import os
+import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from nearsym.core.model import Symbol
 from nearsym.index.search import Namespace
@@ -96,9 +97,7 @@ class SharedIndex:
         self.url: str | None = None
         self.budget = DEFAULT_BUDGET_MS / 1000
         self._lock = threading.Lock()
-        self._executor = cf.ThreadPoolExecutor(
-            max_workers=MAX_IN_FLIGHT + 1, thread_name_prefix="nearsym-shared"
-        )
+        self._executor = _Workers(MAX_IN_FLIGHT + 1)
         self._pool: Any = None
         self._in_flight = 0
         self._failure: str | None = None
@@ -151,8 +150,8 @@ class SharedIndex:
             self.url = None
             pool, self._pool = self._pool, None
         if pool is not None:
-            pool.close(timeout=1)
-        self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor.submit(pool.close, 1)
+        self._executor.shutdown()
 
     # -- a query -------------------------------------------------------------
     def start(self, query: str, width: int, namespaces: Sequence[Namespace]) -> Pending | None:
@@ -201,6 +200,8 @@ class SharedIndex:
         if self._slow:
             with self._lock:
                 self._slow = 0
+                if self._said == "slow":
+                    self._said = None  # a later slow spell is said again
             log.info("shared index: answering within the budget again")
         return pool
 
@@ -405,6 +406,46 @@ class SharedIndex:
                 symbol.local,
             )
         return out
+
+
+class _Workers:
+    """A few daemon threads running jobs, returning futures.
+
+    Not `ThreadPoolExecutor`: its threads are joined when the interpreter
+    exits, so a query waiting on a locked table or a connection attempt to
+    a host that does not answer would hold up the server's exit. Nothing
+    these threads do needs finishing: a dropped query is a pool nobody waits
+    for, and the database ends the session when the connection goes."""
+
+    def __init__(self, count: int) -> None:
+        self._jobs: queue.SimpleQueue[
+            tuple[cf.Future[Any], Callable[..., Any], tuple[Any, ...]] | None
+        ] = queue.SimpleQueue()
+        self._count = count
+        for n in range(count):
+            threading.Thread(target=self._run, name=f"nearsym-shared-{n}", daemon=True).start()
+
+    def submit(self, job: Callable[..., _T], *args: Any) -> cf.Future[_T]:
+        future: cf.Future[_T] = cf.Future()
+        self._jobs.put((future, job, args))
+        return future
+
+    def shutdown(self) -> None:
+        for _ in range(self._count):
+            self._jobs.put(None)
+
+    def _run(self) -> None:
+        while (item := self._jobs.get()) is not None:
+            future, job, args = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(job(*args))
+            except BaseException as error:
+                future.set_exception(error)
+
+
+_T = TypeVar("_T")
 
 
 _OPTIONS = (
