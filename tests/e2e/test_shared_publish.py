@@ -29,7 +29,10 @@ PROJECT = {
     ),
     "syncqueue/queue.py": ("class SyncQueue:\n    def push(self, item):\n        pass\n"),
     "syncqueue/util.py": "def push_front():\n    pass\n",
-    "other/odd_names.py": "def percent_100_done():\n    pass\n",
+    "other/odd_names.py": (
+        "def percent_100_done():\n    pass\n\n\n"
+        "@deprecated('use percent_100_done')\ndef old_percent():\n    pass\n"
+    ),
 }
 
 
@@ -84,7 +87,7 @@ def test_publish_records_repository_commit_and_relative_paths(
         ).fetchone()
         paths = sorted(r[0] for r in conn.execute("SELECT path FROM nearsym.file"))
     assert (name, root_path, commit) == ("toolkit", str(root), head)
-    assert (files, definitions) == (4, 8)
+    assert (files, definitions) == (4, 9)
     assert paths == sorted(PROJECT)
 
 
@@ -182,6 +185,14 @@ def test_pool_is_bounded_and_skips_repositories(shaped: str) -> None:
         ids = [r.id for r in repositories(conn)]
         assert retrieve(conn, "render_template", 50, skip=ids).symbols == []
         assert retrieve(conn, "", 50).symbols == []
+
+
+def test_a_deprecated_definition_stays_deprecated(shaped: str) -> None:
+    from nearsym.index.shared_query import retrieve
+
+    with connect(shaped) as conn:
+        found = {s.name: s.deprecated for s in retrieve(conn, "percent", 50).symbols}
+    assert found == {"percent_100_done": False, "old_percent": True}
 
 
 def test_a_like_wildcard_in_the_query_matches_only_itself(shaped: str) -> None:

@@ -112,6 +112,7 @@ CREATE TABLE {SCHEMA}.definition (
     end_line integer NOT NULL,
     end_col integer NOT NULL,
     local boolean NOT NULL,
+    deprecated boolean NOT NULL,
     fuzzy integer[] NOT NULL
 );
 CREATE INDEX definition_repository ON {SCHEMA}.definition (repository_id, file_no);
@@ -129,7 +130,7 @@ INSERT INTO {SCHEMA}.meta (version) VALUES ({SCHEMA_VERSION});
 
 DEFINITION_COLUMNS = (
     "repository_id, file_no, name, name_lower, initials, container, container_lower,"
-    " kind, line, col, end_line, end_col, local, fuzzy"
+    " kind, line, col, end_line, end_col, local, deprecated, fuzzy"
 )
 
 
@@ -215,6 +216,7 @@ def definition_rows(
                 span.end_line,
                 span.end_col,
                 s.local,
+                s.deprecated,
                 trigrams,
             )
 

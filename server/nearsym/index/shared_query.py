@@ -54,7 +54,7 @@ from nearsym.index.shared_columns import query_trigrams
 
 _COLUMNS = (
     "d.name, d.kind, d.container, d.repository_id, d.file_no,"
-    " d.line, d.col, d.end_line, d.end_col, d.local"
+    " d.line, d.col, d.end_line, d.end_col, d.local, d.deprecated"
 )
 
 
@@ -268,8 +268,8 @@ def _pool(rows: list[tuple[Any, ...]]) -> SharedPool:
     seen: set[tuple[int, int, int, int, str]] = set()
     repos: dict[int, Repository] = {}
     for row in rows:
-        (_, name, kind, container, repo_id, file_no, line, col, end_line, end_col, local) = row[:11]
-        path, language, repo_name, root_path, commit = row[11:]
+        (_, name, kind, container, repo_id, file_no, line, col, end_line, end_col) = row[:10]
+        local, deprecated, path, language, repo_name, root_path, commit = row[10:]
         key = (repo_id, file_no, line, col, name)
         if key in seen:  # the path-words and owner tiers may repeat a row
             continue
@@ -291,6 +291,7 @@ def _pool(rows: list[tuple[Any, ...]]) -> SharedPool:
                 Span(line, col, end_line, end_col),
                 language,
                 bool(local),
+                bool(deprecated),
             )
         )
         owners.append(repo)

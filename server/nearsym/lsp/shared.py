@@ -404,6 +404,7 @@ class SharedIndex:
                 symbol.span,
                 symbol.language,
                 symbol.local,
+                symbol.deprecated,
             )
         return out
 
