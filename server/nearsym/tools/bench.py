@@ -143,19 +143,18 @@ def tree_memory(pid: int) -> Memory:
 
 
 def _status_bytes(pid: int, key: str) -> int:
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith(key):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
+    return _proc_bytes(pid, "status", key)
 
 
 def _rollup_bytes(pid: int, key: str) -> int:
+    return _proc_bytes(pid, "smaps_rollup", key)
+
+
+def _proc_bytes(pid: int, name: str, key: str) -> int:
+    """The `key:` line of `/proc/PID/NAME` in bytes (its value is in kB);
+    0 for a process that is gone."""
     try:
-        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as f:
+        with open(f"/proc/{pid}/{name}", encoding="ascii") as f:
             for line in f:
                 if line.startswith(key):
                     return int(line.split()[1]) * 1024

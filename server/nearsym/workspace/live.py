@@ -78,6 +78,17 @@ def _locked(method: _F) -> _F:
     return wrapper  # type: ignore[return-value]
 
 
+def _namespace_in(namespaces: list[Namespace], root: str) -> Namespace:
+    """The namespace of `root` in `namespaces`, added (empty) when missing."""
+    root = os.path.abspath(root)
+    for ns in namespaces:
+        if ns.root == root:
+            return ns
+    ns = Namespace(root, SymbolIndex(root))
+    namespaces.append(ns)
+    return ns
+
+
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
@@ -107,14 +118,9 @@ class LiveWorkspace:
     @_locked
     def add_root(self, root: str) -> Namespace:
         """A new, empty namespace for `root` (the caller indexes it)."""
-        root = os.path.abspath(root)
-        for ns in self.namespaces:
-            if ns.root == root:
-                return ns
-        ns = Namespace(root, SymbolIndex(root))
-        self.namespaces.append(ns)
+        ns = _namespace_in(self.namespaces, root)
         # a loose folder inside the new root is now part of it
-        self.loose = [n for n in self.loose if not _inside(n.root, root)]
+        self.loose = [n for n in self.loose if not _inside(n.root, ns.root)]
         return ns
 
     @_locked
@@ -126,13 +132,7 @@ class LiveWorkspace:
     def add_loose(self, folder: str) -> Namespace:
         """A namespace for the files directly in `folder` (outside every
         workspace folder); the caller reads them (`loose.neighbours`)."""
-        folder = os.path.abspath(folder)
-        for ns in self.loose:
-            if ns.root == folder:
-                return ns
-        ns = Namespace(folder, SymbolIndex(folder))
-        self.loose.append(ns)
-        return ns
+        return _namespace_in(self.loose, folder)
 
     def searched(self) -> list[Namespace]:
         """Every namespace a query reads: the workspace folders, then the
