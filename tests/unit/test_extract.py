@@ -149,3 +149,12 @@ def test_definitions_inside_functions_are_local() -> None:
     )
     local = {s.name: s.local for s in extract_symbols(source, spec, "/ws", "l.py")}
     assert local == {"A": False, "m": False, "Helper": True, "f": False, "g": True}
+
+
+def test_a_symbols_file_is_its_root_joined_with_its_path(tmp_path: Path) -> None:
+    """`Symbol.file`: the folder it was found under, then its `/`-separated
+    relative path, as one OS path (what a client is sent as a URI)."""
+    spec = language_for_path("mod.py")
+    assert spec is not None
+    (found,) = extract_symbols(b"def f():\n    pass\n", spec, str(tmp_path), "pkg/sub/mod.py")
+    assert found.file == str(tmp_path / "pkg" / "sub" / "mod.py")

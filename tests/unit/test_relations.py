@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from nearsym.core.rank import RankContext, rerank
-from nearsym.index.search import Namespace
+from nearsym.index.namespace import Namespace
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace import imports as relations_module
 from nearsym.workspace.config import Config

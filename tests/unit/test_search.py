@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nearsym.core.rank import pool_width
-from nearsym.index.search import Namespace, ranked_pool, search
+from nearsym.index.namespace import Namespace
+from nearsym.index.search import ranked_pool, search
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace.config import Config
 from nearsym.workspace.discovery import index_root

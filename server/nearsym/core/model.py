@@ -1,11 +1,11 @@
 """Core value types shared by every layer.
 
-Nothing here imports pygls, lsprotocol or tree-sitter: the core (model, match,
-proximity, rank, index, search) is testable alone.
+Nothing here imports pygls, lsprotocol or tree-sitter, or reads a file.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -52,6 +52,12 @@ CONTAINER_KINDS = frozenset(
 )
 
 
+def file_path(root: str, path: str) -> str:
+    """The OS path of `path` (relative, `/`-separated) under the folder
+    `root`: how a definition's file is named from its `root` and `path`."""
+    return os.path.join(root, *path.split("/"))
+
+
 def qualified(container: str, name: str) -> str:
     """`container.name`, or the name alone when it has no owner."""
     return f"{container}.{name}" if container else name
@@ -96,6 +102,11 @@ class Symbol:
     deprecated: bool = False
     """Marked deprecated by its language (`@deprecated`, `[Obsolete]`, a
     `Deprecated:` doc paragraph, ...): editors draw it struck through."""
+
+    @property
+    def file(self) -> str:
+        """The definition's file, an absolute OS path (`file_path`)."""
+        return file_path(self.root, self.path)
 
     @property
     def qualified_name(self) -> str:

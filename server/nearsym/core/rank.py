@@ -244,10 +244,6 @@ def _path_share(words: list[str], path: str) -> float:
     return sum(1 for w in words if w in segments) / len(words)
 
 
-def symbol_file(symbol: Symbol) -> str:
-    return os.path.join(symbol.root, *symbol.path.split("/"))
-
-
 def evidence(query: str, symbol: Symbol, context: RankContext, positions: bool = False) -> Evidence:
     """Every component the order of `symbol` depends on."""
     policy = context.policy
@@ -258,7 +254,7 @@ def evidence(query: str, symbol: Symbol, context: RankContext, positions: bool =
         if policy.tail_late
         else name.score
     )
-    file = symbol_file(symbol)
+    file = symbol.file
     open_file = context.open_file if context.policy.closeness else None
     distance = directory_distance(file, open_file) if open_file else None
     in_tests = (
@@ -370,7 +366,7 @@ def _order_fast(
             imported = False
             proximity = 0.0
             if need_file:
-                file = symbol_file(symbol)
+                file = symbol.file
                 same = open_norm is not None and os.path.normpath(file) == open_norm
                 in_tests = in_tests and not same
                 imported = use_imports and file in related

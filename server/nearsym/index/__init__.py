@@ -2,9 +2,9 @@
 
 Owns segments (immutable columnar blocks of definitions) and the
 `SymbolIndex` that layers them, candidate retrieval by match tier, the
-`Namespace` (one workspace folder and its index), the single query path
-over namespaces (`search`), the SQLite warm-start cache and the allocator
-tuning around large builds.
+`Namespace` (one workspace folder and its index, `namespace`), the single
+query path over namespaces (`search`), the SQLite warm-start cache and the
+allocator tuning around large builds.
 
 May import: `nearsym.core`, `nearsym.extract` (the language registry, for
 the cache's key).

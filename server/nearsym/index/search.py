@@ -13,20 +13,11 @@ already delivered is never reshuffled.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from nearsym.core.match import name_evidence
 from nearsym.core.model import Symbol
 from nearsym.core.rank import RankContext, RankPolicy, fetch_limit, pool_width, rerank_groups
-from nearsym.index.store import SymbolIndex
-
-
-@dataclass(slots=True)
-class Namespace:
-    """One independently indexed source of definitions: a workspace folder."""
-
-    root: str
-    index: SymbolIndex
+from nearsym.index.namespace import Namespace
 
 
 def _blocks(pool: list[Symbol], width: int, block: int) -> list[list[Symbol]]:

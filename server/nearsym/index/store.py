@@ -50,7 +50,7 @@ from numpy.typing import NDArray
 
 from nearsym.core.filedefs import DEPRECATED_BIT, KIND_MASK, LOCAL_BIT, FileDefs
 from nearsym.core.match import is_qualified, is_subsequence, normalise_qualified
-from nearsym.core.model import Kind, Span, Symbol
+from nearsym.core.model import Kind, Span, Symbol, file_path
 from nearsym.core.proximity import directory_distance
 from nearsym.index import build
 from nearsym.index.keys import KeyCheck, Subsequence, Substring, merged_keys
@@ -628,7 +628,7 @@ class SymbolIndex:
         else:
 
             def distance(path: str) -> tuple[int, int, str]:
-                file = os.path.join(self.root, *path.split("/"))
+                file = file_path(self.root, path)
                 same = 0 if os.path.normpath(file) == os.path.normpath(open_file) else 1
                 return (same, directory_distance(file, open_file), path)
 

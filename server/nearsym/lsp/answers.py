@@ -96,7 +96,7 @@ class Answers:
     def _still_there(self, symbol: Symbol) -> bool:
         """Never answer with a file that is gone (a deletion the watcher has
         not reported yet): buffers count as present."""
-        path = os.path.join(symbol.root, *symbol.path.split("/"))
+        path = symbol.file
         if path in self.live.buffers or os.path.exists(path):
             return True
         ns = self.live.namespace_of(path)

@@ -14,7 +14,6 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from nearsym.core.model import Kind, Symbol
-from nearsym.core.rank import symbol_file
 
 BASE_KINDS = frozenset(range(1, 19))
 """LSP: a client that states no symbol-kind value set supports File..Array."""
@@ -78,7 +77,7 @@ def workspace_symbol(
         name=symbol.name,
         kind=lsp_kind(symbol.kind, supported),
         container_name=symbol.container or None,
-        location=types.Location(uri=path_to_uri(symbol_file(symbol)), range=symbol_range(symbol)),
+        location=types.Location(uri=path_to_uri(symbol.file), range=symbol_range(symbol)),
         tags=_DEPRECATED if symbol.deprecated else None,
     )
 

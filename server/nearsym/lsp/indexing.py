@@ -22,7 +22,7 @@ from pygls.lsp.server import LanguageServer
 
 from nearsym.index.allocator import settle
 from nearsym.index.cache import Cache
-from nearsym.index.search import Namespace
+from nearsym.index.namespace import Namespace
 from nearsym.workspace.indexer import Workers, index_namespace
 from nearsym.workspace.live import LiveTarget, LiveWorkspace
 

@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from nearsym.index.search import Namespace
+from nearsym.index.namespace import Namespace
 from nearsym.lsp.indexing import Indexing
 from nearsym.lsp.watching import Watching
 from nearsym.workspace.live import LiveWorkspace

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from nearsym.core.model import Symbol
-from nearsym.index.search import Namespace
+from nearsym.index.namespace import Namespace
 
 if TYPE_CHECKING:
     from nearsym.index.shared_query import Repository, SharedPool

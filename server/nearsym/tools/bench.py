@@ -35,7 +35,8 @@ from nearsym.core.match import split_words
 from nearsym.core.rank import clear_caches
 from nearsym.index.allocator import configure, settle
 from nearsym.index.cache import Cache
-from nearsym.index.search import Namespace, answer
+from nearsym.index.namespace import Namespace
+from nearsym.index.search import answer
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace.config import Config
 from nearsym.workspace.indexer import ColdStats, Workers, index_into, save_snapshot

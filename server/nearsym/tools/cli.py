@@ -16,9 +16,10 @@ from collections.abc import Sequence
 
 from nearsym import __version__
 from nearsym.core.model import Symbol
-from nearsym.core.rank import POLICIES, RankContext, explain, symbol_file
+from nearsym.core.rank import POLICIES, RankContext, explain
 from nearsym.index.cache import Cache
-from nearsym.index.search import Namespace, search
+from nearsym.index.namespace import Namespace
+from nearsym.index.search import search
 from nearsym.index.store import SymbolIndex
 from nearsym.tools import publish
 from nearsym.workspace.children import isolate
@@ -197,7 +198,7 @@ def _display_path(file: str) -> str:
 
 
 def _row(symbol: Symbol) -> str:
-    file = _display_path(symbol_file(symbol))
+    file = _display_path(symbol.file)
     return (
         f"{file}:{symbol.span.line + 1}:{symbol.span.col + 1}  "
         f"{symbol.kind.label}  {symbol.qualified_name}"
@@ -209,7 +210,7 @@ def _as_json(symbol: Symbol) -> dict[str, object]:
         "name": symbol.name,
         "kind": symbol.kind.label,
         "container": symbol.container,
-        "path": symbol_file(symbol),
+        "path": symbol.file,
         "line": symbol.span.line + 1,
         "column": symbol.span.col + 1,
         "language": symbol.language,

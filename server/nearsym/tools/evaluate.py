@@ -25,7 +25,8 @@ from typing import Any
 
 from nearsym.core.model import Symbol
 from nearsym.core.rank import RankContext, RankPolicy, explain
-from nearsym.index.search import Namespace, answer
+from nearsym.index.namespace import Namespace
+from nearsym.index.search import answer
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace.config import Config
 from nearsym.workspace.discovery import index_root
@@ -237,7 +238,7 @@ def evaluate(
     relations = Relations()
     for case in cases:
         ns = corpora.namespace(case.corpus)
-        open_file = os.path.join(ns.root, *case.open_file.split("/"))
+        open_file = ns.file(case.open_file)
         related = relations.related_files(open_file, [ns]) if policy.imports else frozenset()
         results = answer([ns], case.query, EVAL_DEPTH, open_file, policy, related)
         outcome = Outcome(case, first_correct(case, results), results[0] if results else None)
@@ -264,7 +265,7 @@ def failures(report: Report, corpora: Corpora, policy: RankPolicy | None = None)
         if o.rank == 1:
             continue
         ns = corpora.namespace(o.case.corpus)
-        open_file = os.path.join(ns.root, *o.case.open_file.split("/"))
+        open_file = ns.file(o.case.open_file)
         related = relations.related_files(open_file, [ns]) if policy.imports else frozenset()
         ctx = RankContext(open_file, policy, related)
         wanted = find_expected(o.case, ns)

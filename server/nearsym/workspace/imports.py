@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from nearsym.extract.imports import ImportRef, extract_imports
 from nearsym.extract.languages import language_for_path
-from nearsym.index.search import Namespace
+from nearsym.index.namespace import Namespace
 from nearsym.workspace.discovery import SkippedFile, read_source
 
 FOLLOW_DEPTH = 2
@@ -177,7 +177,7 @@ class Relations:
             inside = not rel.startswith("../")
             for ref in refs:
                 for target in _resolve(ref, spec.name, rel if inside else None, layout):
-                    out.append(os.path.join(ns.root, *target.split("/")))
+                    out.append(ns.file(target))
         return out
 
 

@@ -41,7 +41,7 @@ from typing import Any, TypeVar
 
 from nearsym.core.filedefs import FileDefs
 from nearsym.extract.definitions import extract_symbols
-from nearsym.index.search import Namespace
+from nearsym.index.namespace import Namespace
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace.config import Config
 from nearsym.workspace.discovery import (
@@ -289,7 +289,7 @@ class LiveWorkspace:
             prefix = "" if rel == "." else rel + "/"
             for known in ns.index.files:
                 if known == rel or known.startswith(prefix):
-                    absolute = os.path.join(ns.root, *known.split("/"))
+                    absolute = ns.file(known)
                     if absolute not in self.buffers:
                         ns.index.remove_file(known)
         # A deleted folder may have taken a .gitignore with it: the buffers
@@ -348,7 +348,6 @@ class LiveTarget:
         with self.live.lock:
             if self.cancelled():
                 return
-            root = self.ns.root
             for rel in rels:
-                if os.path.join(root, *rel.split("/")) not in self.live.buffers:
+                if self.ns.file(rel) not in self.live.buffers:
                     self.ns.index.remove_file(rel)
