@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from nearsym.core.model import Kind, Span, Symbol
-from nearsym.index.search import Namespace
+from nearsym.index.namespace import Namespace
 from nearsym.index.shared_query import Repository
 from nearsym.index.store import SymbolIndex
 from nearsym.lsp.shared import local_checkout
