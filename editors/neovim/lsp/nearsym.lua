@@ -1,11 +1,5 @@
 -- Neovim 0.11+ `lsp/` config (also what nvim-lspconfig reads): put this
--- folder on 'runtimepath' and call vim.lsp.enable('nearsym'). For the
--- didFocus notification on buffer switches, use require('nearsym').setup().
-return {
-  cmd = { 'nearsym', 'serve' },
-  filetypes = require('nearsym').filetypes,
-  root_markers = { '.git', 'pyproject.toml', 'go.mod', 'package.json', 'Cargo.toml' },
-  on_attach = function(_, bufnr)
-    require('nearsym').focus(bufnr)
-  end,
-}
+-- folder on 'runtimepath' and call vim.lsp.enable('nearsym'). The values
+-- are require('nearsym').defaults; setup() also sends nearsym/didFocus on
+-- buffer switches, which this file alone does only when a buffer attaches.
+return require('nearsym').lsp_config()
