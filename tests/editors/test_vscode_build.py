@@ -1,13 +1,15 @@
-"""The VS Code extension builds and packages from a clean `npm ci`.
-
-(The live check in VS Code's workbench, code-server in headless Chromium,
-is not written yet: see issue 6.)"""
+"""The VS Code extension builds from a clean `npm ci`: eslint and tsc are
+clean, and `vsce package` (no `--skip-license`) makes a .vsix that carries
+the license and nearsym's own wheel for "Install nearsym". The manifest
+gives every server setting a type and a description."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -15,25 +17,60 @@ import pytest
 
 pytestmark = pytest.mark.editors
 
-EXTENSION = Path(__file__).resolve().parents[2] / "editors" / "vscode"
+REPO = Path(__file__).resolve().parents[2]
+EXTENSION = REPO / "editors" / "vscode"
+# The server's settings, as initializationOptions spells them (the README's
+# Configuration table; nearsym's config module reads them).
+SERVER_SETTINGS = ("maxResults", "languages", "maxFileBytes", "exclude", "followSymlinks", "cache")
 
 
-def test_extension_compiles_and_packages(tmp_path: Path) -> None:
+def test_extension_lints_compiles_and_packages(tmp_path: Path) -> None:
     npm = shutil.which("npm")
     if npm is None:
         if os.environ.get("CI"):
             pytest.fail("npm is needed to build editors/vscode")
         pytest.skip("npm missing")
     work = tmp_path / "vscode"
-    shutil.copytree(EXTENSION, work, ignore=shutil.ignore_patterns("node_modules", "out", "*.vsix"))
+    shutil.copytree(
+        EXTENSION, work, ignore=shutil.ignore_patterns("node_modules", "out", "server", "*.vsix")
+    )
+    env = {**os.environ, "NEARSYM_SOURCE": str(REPO), "PYTHON": sys.executable}
     for step in (
         [npm, "ci", "--no-audit", "--no-fund"],
-        [npm, "run", "compile"],
+        [npm, "run", "lint"],
         [npm, "run", "package"],
     ):
-        run = subprocess.run(step, cwd=work, capture_output=True, text=True, timeout=300)
+        run = subprocess.run(step, cwd=work, env=env, capture_output=True, text=True, timeout=300)
         assert run.returncode == 0, f"{step}: {run.stdout[-1500:]}{run.stderr[-1500:]}"
     (vsix,) = work.glob("*.vsix")
     names = zipfile.ZipFile(vsix).namelist()
     assert "extension/out/extension.js" in names
     assert "extension/package.json" in names
+    assert "extension/LICENSE.txt" in names
+    assert [n for n in names if n.startswith("extension/server/nearsym-")], names
+    assert not [n for n in names if n.startswith("extension/src/")], names
+
+
+def test_license_is_mit_at_the_root_and_in_the_extension() -> None:
+    root = (REPO / "LICENSE").read_text()
+    assert root.startswith("MIT License")
+    assert (EXTENSION / "LICENSE").read_text() == root
+
+
+def test_manifest_describes_every_server_setting() -> None:
+    manifest = json.loads((EXTENSION / "package.json").read_text())
+    assert "--skip-license" not in json.dumps(manifest["scripts"])
+    assert "vscode:prepublish" in manifest["scripts"]
+    properties = manifest["contributes"]["configuration"]["properties"]
+    for key in SERVER_SETTINGS:
+        setting = properties[f"nearsym.{key}"]
+        assert setting.get("description") or setting.get("markdownDescription"), key
+        assert setting["type"] in ("integer", "boolean", "array"), key
+        if setting["type"] == "integer":
+            assert setting["minimum"] >= 1, key
+    for command in manifest["contributes"]["commands"]:
+        assert command["category"] == "nearsym", command
+    (binding,) = manifest["contributes"]["keybindings"]
+    # Ctrl+Alt+T opens a terminal on GNOME, Xfce and Cinnamon; Cmd+Alt+T is
+    # VS Code's "Close Others" on macOS.
+    assert binding["key"] != "ctrl+alt+t" and binding["mac"] != "cmd+alt+t", binding
