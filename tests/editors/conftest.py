@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -39,3 +40,28 @@ def editor_workspace(
         "NEARSYM_CMD": json.dumps([sys.executable, "-m", "nearsym", "serve"]),
     }
     return ws, out, env
+
+
+@pytest.fixture(scope="session")
+def vsix(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """editors/vscode built as a person's .vsix is, once per test run: a
+    clean `npm ci`, `npm run lint` (eslint, tsc), `npm run package` (vsce,
+    whose `vscode:prepublish` compiles and builds nearsym's wheel)."""
+    npm = shutil.which("npm")
+    require(npm is not None, "npm (to build editors/vscode)")
+    assert npm
+    work = tmp_path_factory.mktemp("vsix") / "extension"
+    shutil.copytree(
+        REPO / "editors" / "vscode",
+        work,
+        ignore=shutil.ignore_patterns("node_modules", "out", "server", "*.vsix"),
+    )
+    env = {**os.environ, "NEARSYM_SOURCE": str(REPO), "PYTHON": sys.executable}
+    for step in (
+        [npm, "ci", "--no-audit", "--no-fund"],
+        [npm, "run", "lint"],
+        [npm, "run", "package"],
+    ):
+        run = subprocess.run(step, cwd=work, env=env, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, f"{step}: {run.stdout[-1500:]}{run.stderr[-1500:]}"
+    return next(work.glob("*.vsix"))

@@ -1,12 +1,13 @@
 ;;; Terminal Emacs under tmux for `nearsym-find-symbol', as people run it:
 ;;; with NEARSYM_UI=vertico, Debian's vertico + orderless + marginalia set
-;;; up the way their READMEs say; otherwise the default completion UI.
+;;; up the way their READMEs say (=consult: the same, for
+;;; `nearsym-consult-symbol'); otherwise the default completion UI.
 ;;; One window on alpha/registry.py, and a command the test types to record
 ;;; where the cursor is.
 (add-to-list 'load-path (getenv "PLUGIN"))
 (setq inhibit-startup-screen t
       warning-minimum-level :emergency)
-(when (equal (getenv "NEARSYM_UI") "vertico")
+(when (member (getenv "NEARSYM_UI") '("vertico" "consult"))
   (require 'vertico)
   (require 'orderless)
   (require 'marginalia)

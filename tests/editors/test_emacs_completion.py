@@ -35,9 +35,10 @@ class TerminalEmacs:
     def __init__(self, tmp_path: Path, ui: str) -> None:
         emacs, tmux = shutil.which("emacs"), shutil.which("tmux")
         require(bool(emacs and tmux), "emacs or tmux")
-        if ui == "vertico":
-            present = all(any(ELPA.glob(f"{p}-*")) for p in ("vertico", "orderless", "marginalia"))
-            require(present, "Debian's elpa-vertico, elpa-orderless and elpa-marginalia")
+        if ui != "default":
+            stack = ("vertico", "orderless", "marginalia", "consult")
+            present = all(any(ELPA.glob(f"{p}-*")) for p in stack)
+            require(present, "Debian's elpa-vertico, -orderless, -marginalia and -consult")
         _, self.out, env = editor_workspace(tmp_path, "emacs", "out.txt")
         env.update(TERM="xterm-256color", HOME=str(tmp_path), NEARSYM_UI=ui)
         self.tmux = [str(tmux), "-L", f"nearsym-test-{os.getpid()}-{ui}"]
@@ -90,15 +91,18 @@ class TerminalEmacs:
 ALPHA, BETA = "register  alpha/registry.py:4", "register  beta/registry.py:4"
 
 
-@pytest.mark.parametrize("ui", ["vertico", "default"])
+@pytest.mark.parametrize("ui", ["vertico", "default", "consult"])
 def test_find_symbol_keeps_nearsym_order_and_visits_the_line(tmp_path: Path, ui: str) -> None:
+    """vertico and default: `nearsym-find-symbol`; consult (under vertico):
+    `nearsym-consult-symbol`."""
     emacs = TerminalEmacs(tmp_path, ui)
+    command = "nearsym-consult-symbol" if ui == "consult" else "nearsym-find-symbol"
     try:
         assert emacs.record("nearsym-test-ready") == "ready"
 
         def ask(query: str) -> str:
             emacs.keys("M-x")
-            emacs.type("nearsym-find-symbol")
+            emacs.type(command)
             emacs.keys("Enter")
             emacs.type(query)
             if ui == "default":
@@ -106,7 +110,7 @@ def test_find_symbol_keeps_nearsym_order_and_visits_the_line(tmp_path: Path, ui:
             return emacs.wait_screen(lambda s: ALPHA in s and BETA in s)
 
         def choose_second() -> None:
-            if ui == "vertico":
+            if ui != "default":
                 emacs.keys("C-n", "Enter")
             else:
                 emacs.keys("M-v", "Tab", "Enter")  # into *Completions*, next, choose
@@ -121,7 +125,7 @@ def test_find_symbol_keeps_nearsym_order_and_visits_the_line(tmp_path: Path, ui:
         emacs.keys("C-g")
 
         emacs.keys("M-x")
-        emacs.type("nearsym-find-symbol")
+        emacs.type(command)
         emacs.keys("Enter")
         emacs.type("activate")
         if ui == "default":

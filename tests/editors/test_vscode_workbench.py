@@ -24,6 +24,8 @@ from typing import Any
 
 import pytest
 
+from .conftest import require
+
 pytestmark = pytest.mark.editors
 
 HERE = Path(__file__).resolve().parent
@@ -40,26 +42,11 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def vsix(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The extension packaged as a person gets it (with nearsym's wheel),
-    and the workbench installed."""
+def rig() -> None:
+    """VS Code's workbench (code-server) and playwright-core, installed."""
     needed = [shutil.which(p) for p in ("npm", "node", "rg", "chromium")]
-    if not all(needed):
-        if os.environ.get("CI"):
-            pytest.fail("npm, node, rg and chromium are needed (.ci/run installs them)")
-        pytest.skip("npm, node, rg or chromium missing")
+    require(all(needed), "npm, node, rg and chromium")
     subprocess.run(["bash", str(RIG / "setup.sh")], check=True, timeout=900)
-    work = tmp_path_factory.mktemp("vsix") / "extension"
-    shutil.copytree(
-        REPO / "editors" / "vscode",
-        work,
-        ignore=shutil.ignore_patterns("node_modules", "out", "server", "*.vsix"),
-    )
-    env = {**os.environ, "NEARSYM_SOURCE": str(REPO), "PYTHON": sys.executable}
-    for step in (["npm", "ci", "--no-audit", "--no-fund"], ["npm", "run", "package"]):
-        run = subprocess.run(step, cwd=work, env=env, capture_output=True, text=True, timeout=300)
-        assert run.returncode == 0, f"{step}: {run.stdout[-1500:]}{run.stderr[-1500:]}"
-    return next(work.glob("*.vsix"))
 
 
 def workbench(
@@ -123,6 +110,7 @@ def landed(where: dict[str, Any]) -> tuple[str, str]:
     return where["file"], where["cursor"]
 
 
+@pytest.mark.usefixtures("rig")
 def test_workbench_keeps_order_and_opens_at_the_definition(tmp_path: Path, vsix: Path) -> None:
     settings = {"nearsym.command": [sys.executable, "-m", "nearsym", "serve"]}
     report = workbench(tmp_path, vsix, "navigate", settings, dict(os.environ))
@@ -142,6 +130,7 @@ def test_workbench_keeps_order_and_opens_at_the_definition(tmp_path: Path, vsix:
     assert any(text == "nearsym" for text in report["status"]), report
 
 
+@pytest.mark.usefixtures("rig")
 def test_workbench_installs_nearsym_when_there_is_none(tmp_path: Path, vsix: Path) -> None:
     # PATH without any `nearsym` (this venv's bin, where pip put one, included).
     path = os.pathsep.join(
