@@ -45,8 +45,9 @@ def editor_workspace(
 @pytest.fixture(scope="session")
 def vsix(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """editors/vscode built as a person's .vsix is, once per test run: a
-    clean `npm ci`, `npm run lint` (eslint, tsc), `npm run package` (vsce,
-    whose `vscode:prepublish` compiles and builds nearsym's wheel)."""
+    clean `npm ci`, `npm run lint` (eslint, type-aware), `npm run package`
+    (vsce, whose `vscode:prepublish` compiles with tsc, strict, and builds
+    nearsym's wheel)."""
     npm = shutil.which("npm")
     require(npm is not None, "npm (to build editors/vscode)")
     assert npm
