@@ -14,12 +14,24 @@ const [url, ws, mode] = process.argv.slice(2);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const PICK = "nearsym: Go to Symbol in Workspace";
 
+// The quick pick's rows once the answer for the typed text is in: the same
+// rows read 5 times in a row, 500 ms apart (on a busy machine an answer
+// can take over a second; an earlier answer's rows would pass otherwise).
 async function rows(page) {
   await page.waitForSelector(".quick-input-list .monaco-list-row", { timeout: 20000 });
-  await sleep(1500); // let the answer for the typed text arrive
-  return page.$$eval(".quick-input-list .monaco-list-row", (els) =>
-    els.map((el) => el.getAttribute("aria-label") || el.textContent || ""),
-  );
+  let last = "";
+  let same = 0;
+  let current = [];
+  for (let i = 0; i < 60 && same < 5; i++) {
+    await sleep(500);
+    current = await page.$$eval(".quick-input-list .monaco-list-row", (els) =>
+      els.map((el) => el.getAttribute("aria-label") || el.textContent || ""),
+    );
+    const key = JSON.stringify(current);
+    same = key === last && current.length > 0 ? same + 1 : 0;
+    last = key;
+  }
+  return current;
 }
 
 async function openFile(page, rel) {
