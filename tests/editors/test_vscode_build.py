@@ -21,7 +21,16 @@ REPO = Path(__file__).resolve().parents[2]
 EXTENSION = REPO / "editors" / "vscode"
 # The server's settings, as initializationOptions spells them (the README's
 # Configuration table; nearsym's config module reads them).
-SERVER_SETTINGS = ("maxResults", "languages", "maxFileBytes", "exclude", "followSymlinks", "cache")
+SERVER_SETTINGS = (
+    "maxResults",
+    "languages",
+    "maxFileBytes",
+    "exclude",
+    "followSymlinks",
+    "cache",
+    "sharedIndex",
+    "sharedIndexBudgetMs",
+)
 
 
 def test_extension_lints_compiles_and_packages(vsix: Path) -> None:
@@ -48,7 +57,7 @@ def test_manifest_describes_every_server_setting() -> None:
     for key in SERVER_SETTINGS:
         setting = properties[f"nearsym.{key}"]
         assert setting.get("description") or setting.get("markdownDescription"), key
-        assert setting["type"] in ("integer", "boolean", "array"), key
+        assert setting["type"] in ("integer", "boolean", "array", "string"), key
         if setting["type"] == "integer":
             assert setting["minimum"] >= 1, key
     for command in manifest["contributes"]["commands"]:

@@ -76,6 +76,8 @@ function settings(): Record<string, unknown> {
     followSymlinks: config.get("followSymlinks"),
     languages: config.get("languages"),
     cache: config.get("cache"),
+    sharedIndex: config.get("sharedIndex"),
+    sharedIndexBudgetMs: config.get("sharedIndexBudgetMs"),
   };
 }
 
