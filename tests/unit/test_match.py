@@ -5,18 +5,34 @@ from __future__ import annotations
 import string
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nearsym.core.align import WIDE, align
 from nearsym.core.match import (
     EXACT_IGNORING_CASE_SCORE,
     EXACT_SCORE,
     NON_EXACT_CAP,
-    score_name,
-    score_symbol_name,
-    split_words,
-    word_starts,
+    NameMatcher,
 )
+from nearsym.core.query import Query
+from nearsym.core.words import SEPARATORS, name_matrix, split_words, word_starts
+
+from . import reference_match as ref
+
+
+def score_symbol_name(query: str, name: str, container: str, smart_case: bool = True) -> float:
+    """The product's name score of one definition."""
+    return NameMatcher(Query.parse(query), smart_case).both(name, container)[0]
+
+
+def score_name(query: str, name: str) -> float:
+    return score_symbol_name(query, name, "")
+
+
+def starts_of(name: str) -> tuple[bool, ...]:
+    chars, lengths = name_matrix([name])
+    return tuple(word_starts(chars, lengths)[0].tolist())
 
 
 @pytest.mark.parametrize(
@@ -32,7 +48,7 @@ from nearsym.core.match import (
     ],
 )
 def test_word_starts(name: str, starts: str) -> None:
-    assert "".join(c for c, s in zip(name, word_starts(name), strict=True) if s) == starts
+    assert "".join(c for c, s in zip(name, starts_of(name), strict=True) if s) == starts
 
 
 @pytest.mark.parametrize(
@@ -83,9 +99,13 @@ def test_one_character_words_must_match_but_do_not_carry_the_score() -> None:
 
 
 def test_split_words() -> None:
-    assert split_words("getUserId") == ["get", "User", "Id"]
-    assert split_words("search document") == ["search", "document"]
-    assert split_words("HTTPServer") == ["HTTP", "Server"]
+    assert split_words("getUserId") == ("get", "User", "Id")
+    assert split_words("search document") == ("search", "document")
+    assert split_words("HTTPServer") == ("HTTP", "Server")
+    # every separator of a name separates a query's words too
+    assert split_words("a$b\\c#d::e") == ("a", "b", "c", "d", "e")
+    assert split_words("$ x") == ("x",)
+    assert split_words("ñandú") == ("and",)
 
 
 def test_qualified_query_scores_the_owner() -> None:
@@ -106,155 +126,137 @@ def test_lower_case_query_ignores_case() -> None:
     assert score_name("con", "Config") == score_name("con", "config")
 
 
-@given(st.text(alphabet=string.ascii_letters + string.digits + "_-./:$ #\\", max_size=16))
-def test_fast_word_starts_agree_with_the_reference(name: str) -> None:
-    from nearsym.core.match import _word_starts, _word_starts_slow
+# -- the product against the reference implementations (reference_match.py) --
 
-    assert _word_starts(name) == _word_starts_slow(name)
-
-
-def _reference_align(typed: str, name: str, smart_case: bool = True) -> object:
-    """The alignment DP as first written: quadratic, no pruning. The fast
-    one must agree with it exactly (positions, raw score, ceiling, tail)."""
-    from nearsym.core import match as m
-
-    query, lower = typed.lower(), name.lower()
-    if not query or not m.is_subsequence(query, lower):
-        return None
-    smart_case = smart_case and typed != query
-    starts = m._word_starts_slow(name)
-    occurs: dict[str, list[int]] = {}
-    for j, ch in enumerate(lower):
-        occurs.setdefault(ch, []).append(j)
-
-    def landing(j: int, i: int) -> float:
-        case = m.CASE_MISMATCH if smart_case and name[j] != typed[i] else 0.0
-        if j == 0:
-            return m.SCORE_START - case
-        return (m.SCORE_WORD if starts[j] else m.SCORE_SKIP) - case
-
-    best = {j: (landing(j, 0), -1) for j in occurs[query[0]]}
-    trail = [best]
-    for i in range(1, len(query)):
-        nxt: dict[int, tuple[float, int]] = {}
-        for j in occurs.get(query[i], ()):
-            top, back = -1e9, -1
-            for k, (score, _) in best.items():
-                if k >= j:
-                    continue
-                if k == j - 1:
-                    case = m.CASE_MISMATCH if smart_case and name[j] != typed[i] else 0.0
-                    cand = score + max(m.SCORE_RUN - case, landing(j, i))
-                else:
-                    cand = score + landing(j, i) - m.GAP_OPEN - m.GAP_EXTEND * (j - k - 2)
-                if cand > top:
-                    top, back = cand, k
-            if back >= 0:
-                nxt[j] = (top, back)
-        if not nxt:
-            return None
-        best = nxt
-        trail.append(best)
-    end = max(best, key=lambda j: (best[j][0], -j))
-    positions = [end]
-    for level in range(len(trail) - 1, 0, -1):
-        positions.append(trail[level][positions[-1]][1])
-    positions.reverse()
-    tail = min(m.TAIL_CAP, m.TAIL * max(0, len(name) - len(query)))
-    ceiling = m.SCORE_START + max(m.SCORE_WORD, m.SCORE_RUN) * (len(query) - 1)
-    return (tuple(positions), round(best[end][0] - tail, 9), ceiling, tail)
+ascii_names = string.ascii_letters + string.digits + SEPARATORS
+unicode_names = "aBxÄäßΣσςİıЖжé1²_ .$"
 
 
+@settings(deadline=None)  # numpy on a shared machine: timings vary
+@given(st.text(alphabet=ascii_names, max_size=16) | st.text(alphabet=unicode_names, max_size=16))
+def test_word_starts_equal_the_reference(name: str) -> None:
+    assert starts_of(name) == ref.word_starts(name)
+
+
+def test_word_starts_of_a_pool_equal_each_name_alone() -> None:
+    names = ["HTTPServer", "a", "register_blueprint", "Ärger_Ölen", "x" * 40]
+    chars, lengths = name_matrix(names)
+    rows = word_starts(chars, lengths)
+    for i, name in enumerate(names):
+        assert tuple(rows[i, : len(name)].tolist()) == ref.word_starts(name)
+        assert not rows[i, len(name) :].any()
+
+
+@settings(deadline=None)  # numpy on a shared machine: timings vary
 @given(
     st.text(alphabet="abcXY_e", min_size=1, max_size=6),
     st.text(alphabet="abcXY_eD", max_size=24),
     st.booleans(),
 )
-def test_fast_alignment_equals_the_reference(query: str, name: str, smart: bool) -> None:
-    from nearsym.core.match import _align
-
-    fast = _align.__wrapped__(query, name, smart)
-    expected = _reference_align(query, name, smart)
+def test_reference_alignment_equals_the_quadratic_one(query: str, name: str, smart: bool) -> None:
+    fast = ref.align(query, name, smart)
+    expected = ref.quadratic_align(query, name, smart)
     if fast is None:
         assert expected is None
     else:
         assert expected == (fast.positions, round(fast.raw, 9), fast.best, fast.tail)
 
 
+def _check_alignment(query: str, names: list[str], smart: bool) -> None:
+    found = align(query, names, smart, positions=True)
+    for i, name in enumerate(names):
+        one = ref.align(query, name, smart)
+        if one is None:
+            assert not found.ok[i] and found.positions[i] == ()
+        else:
+            assert found.ok[i]
+            got = (float(found.raw[i]), found.best, float(found.tail[i]), found.positions[i])
+            assert got == (one.raw, one.best, one.tail, one.positions)
+
+
+@settings(deadline=None)  # numpy on a shared machine: timings vary
 @given(
-    st.sampled_from(
-        ["reg", "Reg", "rb", "pool.get", "App.run", "x", "get user", "HS", "a::b", "sq"]
-    ),
-    st.text(alphabet="aRgebxpolHSu_.", min_size=1, max_size=14),
-    st.sampled_from(["", "Pool", "App.Inner", "a", "registry"]),
+    st.text(alphabet="abcXY_eD.", min_size=1, max_size=6),
+    st.lists(st.text(alphabet="abcXY_eD.-1 ", min_size=1, max_size=30), max_size=40),
     st.booleans(),
 )
-def test_query_scorer_equals_explain_name(
-    query: str, name: str, container: str, smart: bool
+def test_alignment_equals_the_reference_bit_for_bit(
+    query: str, names: list[str], smart: bool
 ) -> None:
-    from nearsym.core.match import QueryScorer, explain_name
+    _check_alignment(query, names, smart)
 
-    scorer = QueryScorer(query, smart)
-    assert scorer.both(name, container) == (
-        explain_name(query, name, container, smart_case=smart).score,
-        explain_name(query, name, container, tail=False, smart_case=smart).score,
+
+@settings(deadline=None)  # numpy on a shared machine: timings vary
+@given(
+    st.text(alphabet="aäÄßσΣжЖ_x", min_size=1, max_size=5),
+    st.lists(st.text(alphabet="aäÄßσΣςжЖİ_xX.", min_size=0, max_size=20), max_size=12),
+    st.booleans(),
+)
+def test_unicode_alignment_equals_the_reference(query: str, names: list[str], smart: bool) -> None:
+    _check_alignment(query, names, smart)
+
+
+@settings(deadline=None)  # numpy on a shared machine: timings vary
+@given(
+    st.text(alphabet="abX_", min_size=1, max_size=4),
+    st.lists(st.text(alphabet="abX_c", min_size=WIDE - 2, max_size=WIDE + 40), max_size=4),
+)
+def test_long_names_equal_the_reference(query: str, longs: list[str]) -> None:
+    _check_alignment(query, ["ab", "a_b", *longs, "Xb"], True)
+
+
+def test_alignment_of_nothing() -> None:
+    assert align("", ["abc"]).ok.tolist() == [False]
+    assert align("a", []).ok.tolist() == []
+
+
+def _expected(query: str, name: str, container: str, smart: bool) -> tuple[float, float]:
+    return (
+        ref.explain_name(query, name, container, smart_case=smart).score,
+        ref.explain_name(query, name, container, tail=False, smart_case=smart).score,
     )
 
 
-@given(
-    st.text(alphabet="abcXY_eD.", min_size=1, max_size=6),
-    st.lists(
-        st.text(alphabet="abcXY_eD.-1 ", min_size=1, max_size=30),
-        min_size=8,
-        max_size=40,
-        unique=True,
-    ),
-    st.booleans(),
+queries = st.sampled_from(
+    ["reg", "Reg", "rb", "pool.get", "App.run", "x", "get user", "HS", "a::b", "sq", "ä", "Äb x"]
 )
-def test_batch_alignment_equals_align_bit_for_bit(
-    query: str, names: list[str], smart: bool
+owners = st.sampled_from(["", "Pool", "App.Inner", "a", "registry", "Ärger"])
+pair_names = st.text(alphabet="aRgebxpolHSu_.äÄ", min_size=1, max_size=14)
+
+
+@settings(deadline=None)  # numpy on a shared machine: timings vary
+@given(queries, pair_names, owners, st.booleans())
+def test_one_definition_equals_the_reference(
+    query: str, name: str, container: str, smart: bool
 ) -> None:
-    from nearsym.core.batchalign import align_many
-    from nearsym.core.match import _align
+    matcher = NameMatcher(Query.parse(query), smart)
+    assert matcher.both(name, container) == _expected(query, name, container, smart)
+    got = matcher.explain(name, container, positions=True)
+    want = ref.explain_name(query, name, container, smart_case=smart)
+    assert (got.score, got.reading, got.matched, got.positions) == (
+        want.score,
+        want.reading,
+        want.matched,
+        want.positions,
+    )
 
-    batch = align_many(query, names, smart)
-    assert set(batch) == set(names)
-    for name in names:
-        one = _align.__wrapped__(query, name, smart)
-        assert batch[name] == (None if one is None else (one.raw, one.best, one.tail))
 
-
-@given(
-    st.sampled_from(["reg", "Reg", "rb", "pool.get", "App.run", "get user", "HS", "a::b", "sq"]),
-    st.lists(
-        st.tuples(
-            st.text(alphabet="aRgebxpolHSu_.", min_size=1, max_size=14),
-            st.sampled_from(["", "Pool", "App.Inner", "a", "registry"]),
-        ),
-        min_size=8,
-        max_size=30,
-    ),
-    st.booleans(),
-)
-def test_primed_query_scorer_equals_explain_name(
+@settings(deadline=None)  # numpy on a shared machine: timings vary
+@given(queries, st.lists(st.tuples(pair_names, owners), max_size=30), st.booleans())
+def test_a_primed_pool_equals_the_reference(
     query: str, pairs: list[tuple[str, str]], smart: bool
 ) -> None:
-    from nearsym.core.match import QueryScorer, explain_name
-
-    scorer = QueryScorer(query, smart)
-    scorer.prime(pairs)
+    matcher = NameMatcher(Query.parse(query), smart)
+    matcher.prime(pairs)
     for name, container in pairs:
-        assert scorer.both(name, container) == (
-            explain_name(query, name, container, smart_case=smart).score,
-            explain_name(query, name, container, tail=False, smart_case=smart).score,
-        )
+        assert matcher.both(name, container) == _expected(query, name, container, smart)
 
 
-def test_batch_alignment_leaves_out_what_it_cannot_take() -> None:
-    from nearsym.core.batchalign import MAX_WIDTH, align_many
-
-    names = [f"name{i}" for i in range(10)] + ["naïve_name", "n" * (MAX_WIDTH + 1)]
-    found = align_many("nm", names)
-    assert set(found) == {f"name{i}" for i in range(10)}
-    assert align_many("nm", names[:3]) == {}  # too few to be worth it
-    assert align_many("ñ", names) == {}  # a query that is not ASCII
+def test_explain_marks_the_matched_characters() -> None:
+    matcher = NameMatcher(Query.parse("rb"))
+    got = matcher.explain("register_blueprint", "App", positions=True)
+    assert (got.reading, got.positions) == ("name", (0, 9))
+    owner = NameMatcher(Query.parse("SyncQueue")).explain("push", "SyncQueue", positions=True)
+    assert owner.reading == "owner (discounted)" and owner.matched == "SyncQueue.push"
+    exact = NameMatcher(Query.parse("App::register")).explain("register", "App")
+    assert (exact.score, exact.reading) == (EXACT_SCORE, "qualified, exact")

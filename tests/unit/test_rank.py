@@ -4,26 +4,34 @@ from __future__ import annotations
 
 import random
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nearsym.core.match import score_name
-from nearsym.core.model import Kind
+from nearsym.core.model import Kind, Symbol
+from nearsym.core.query import Query
 from nearsym.core.rank import (
     FETCH_MAX,
     FETCH_MIN,
+    POLICIES,
     RankContext,
     RankPolicy,
     _order,
-    _order_fast,
+    evidence,
     explain,
     fetch_limit,
     pool_width,
-    rerank,
-    rerank_groups,
 )
+from nearsym.core.rank import rerank_groups as _rerank_groups
 
-from .helpers import ROOT, sym
+from .helpers import ROOT, rerank, sym
+from .test_match import score_name
+
+
+def rerank_groups(
+    query: str, groups: list[list[Symbol]], limit: int, context: RankContext | None = None
+) -> list[Symbol]:
+    return _rerank_groups(Query.parse(query), groups, limit, context)
+
 
 limits = st.integers(min_value=-10, max_value=2000)
 offsets = st.integers(min_value=0, max_value=5000)
@@ -151,25 +159,57 @@ def test_name_evidence_outranks_closeness() -> None:
 
 def test_explain_names_every_component() -> None:
     s = sym("register_blueprint", "src/app.py", Kind.METHOD, container="App")
-    text = explain("rb", s, RankContext(f"{ROOT}/src/other.py"))
+    text = explain(Query.parse("rb"), s, RankContext(f"{ROOT}/src/other.py"))
     assert "[r]egister_[b]lueprint" in text
     assert "closeness" in text and "folder steps" in text
-    assert "no open file known" in explain("rb", s)
+    assert "no open file known" in explain(Query.parse("rb"), s)
 
 
+def _reference_order(
+    query: Query, ranked: list[tuple[int, Symbol]], limit: int, context: RankContext
+) -> list[Symbol]:
+    """The rerank order computed the obvious way: every row's evidence from
+    scratch (`evidence`), sorted whole."""
+
+    def key(rank: int, symbol: Symbol) -> tuple[object, ...]:
+        ev = evidence(query, symbol, context)
+        line = symbol.span.line
+        return (
+            -ev.shape,
+            -ev.path_share,
+            ev.in_tests,
+            ev.local,
+            not ev.imported,
+            ev.kind_rank,
+            -ev.proximity,
+            -ev.name_score,
+            symbol.root,
+            symbol.path,
+            symbol.qualified_name,
+            -line if context.policy.last_definition_first else line,
+            symbol.span.col,
+            rank,
+        )
+
+    return [s for _, s in sorted(ranked, key=lambda p: key(*p))][: max(0, limit)]
+
+
+@settings(max_examples=60, deadline=None)  # the reference builds a matcher per row
 @given(
     st.integers(min_value=0, max_value=10_000),
-    st.sampled_from(["reg", "Reg", "rb", "pool.get", "x", "register_blueprint", "hs"]),
+    st.sampled_from(["reg", "Reg", "rb", "pool.get", "x", "register_blueprint", "hs", "a get"]),
     st.sampled_from([None, "/ws/a/b/x.py", "/ws/c/tests/test_x.py"]),
+    st.sampled_from(list(POLICIES.values())),
+    st.integers(min_value=1, max_value=60),
 )
-def test_fast_order_equals_the_reference_order(
-    seed: int, query: str, open_file: str | None
+def test_order_equals_the_reference_order(
+    seed: int, query: str, open_file: str | None, policy: RankPolicy, limit: int
 ) -> None:
-    """`_order_fast` memoises per file and per name; it must order exactly as
-    `_order`, which computes every row's evidence from scratch."""
+    """`_order` scores the pool at once and memoises per file and per name;
+    it must order exactly as every row's evidence computed from scratch."""
     rng = random.Random(seed)
     names = ["register", "Register", "register_blueprint", "get", "HTTPServer", "hashes", "x"]
-    paths = ["a/b/x.py", "a/y.py", "c/tests/test_x.py", "c/d/z.py", "pool/get.py"]
+    paths = ["a/b/x.py", "a/y.py", "c/tests/test_x.py", "c/d/z.py", "pool/get.py", "a/get.py"]
     pool = [
         sym(
             rng.choice(names),
@@ -180,6 +220,9 @@ def test_fast_order_equals_the_reference_order(
         )
         for _ in range(rng.randint(0, 40))
     ]
-    context = RankContext(open_file, RankPolicy(), frozenset({"/ws/a/y.py"}))
+    context = RankContext(open_file, policy, frozenset({"/ws/a/y.py"}))
     ranked = list(enumerate(pool))
-    assert _order_fast(query, ranked, 100, context) == _order(query, ranked, 100, context)
+    parsed = Query.parse(query)
+    assert _order(parsed, ranked, limit, context) == _reference_order(
+        parsed, ranked, limit, context
+    )

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from nearsym.core.rank import RankContext, rerank
+from nearsym.core.rank import RankContext
 from nearsym.index.namespace import Namespace
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace import imports as relations_module
@@ -14,7 +14,7 @@ from nearsym.workspace.config import Config
 from nearsym.workspace.discovery import index_root
 from nearsym.workspace.imports import Relations
 
-from .helpers import sym
+from .helpers import rerank, sym
 
 
 def workspace(tmp_path: Path, files: dict[str, str]) -> list[Namespace]:

@@ -19,9 +19,10 @@ import numpy as np
 import pytest
 
 from nearsym.core.filedefs import FileDefs
-from nearsym.core.match import is_subsequence
 from nearsym.core.model import Kind, Span, Symbol
+from nearsym.core.words import is_subsequence
 from nearsym.index.cache import Cache
+from nearsym.index.retrieval import _Retrieval
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace.config import Config
 from nearsym.workspace.indexer import (
@@ -112,15 +113,16 @@ def test_a_narrow_pool_is_a_prefix_of_a_wide_one(seed: int) -> None:
         exact = sum(s.name.lower() == query.lower() for s in whole)
         for width in (1, 3, 10, 40, 200):
             assert index.candidates(query, width) == whole[: max(width, exact)], (query, width)
+        walk = _Retrieval(index)
         for group in _case_groups(index, query):
-            full = index._group_rows(group)
+            full = walk._group_rows(group)
             for limit in (1, 2, 5, len(full) + 1):
-                assert index._group_rows_first(group, limit) == full[:limit]
+                assert walk._group_rows_first(group, limit) == full[:limit]
 
 
 def _case_groups(index: SymbolIndex, query: str) -> list[list[tuple[int, int]]]:
     from nearsym.index.keys import merged_keys
-    from nearsym.index.store import _groups
+    from nearsym.index.retrieval import _groups
 
     sources = [(n, seg, seg.prefix(query.lower().encode())) for n, seg in enumerate(index.segments)]
     return [g for g in _groups(merged_keys(sources)) if len(g) > 1]

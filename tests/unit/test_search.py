@@ -103,14 +103,15 @@ def test_search_fixture_and_gone_files(tmp_path: Path) -> None:
     assert search(ns, "Blueprint.fetchUser", 5) == []
 
 
-def test_cli_finds_rank_rerank_first_in_this_checkout() -> None:
+def test_cli_finds_rank_rerank_groups_first_in_this_checkout() -> None:
+    run = [sys.executable, "-m", "nearsym", "search", "rerank_groups", "--root", str(REPO)]
     out = subprocess.run(
-        [sys.executable, "-m", "nearsym", "search", "rerank", "--root", str(REPO), "--limit", "3"],
+        [*run, "--limit", "3"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout.splitlines()
-    assert "server/nearsym/core/rank.py:" in out[0] and out[0].endswith("function  rerank")
+    assert "server/nearsym/core/rank.py:" in out[0] and out[0].endswith("function  rerank_groups")
 
 
 def test_cli_output_cut_short_by_its_reader_is_not_an_error() -> None:

@@ -8,16 +8,17 @@ adapted to an editor:
 - `fetch_limit` / `pool_width` size the candidate pool: wide enough that
   reranking has more than `limit` rows to reorder (50 to 500), and cut in
   whole blocks so that paging never reshuffles a page already delivered.
-- `rerank` orders a pool by *name* evidence first, then *path* evidence (the
-  share of query words that are path segments, then closeness to the open
-  file), then identity (root, path, qualified name, position), and only then
-  by retrieval rank. The retrieval rank is deliberately not fused into the
-  score: the seed measured Reciprocal Rank Fusion against structure alone on
-  its golden set, MRR 0.720 fused versus 0.793 structure-only, because a
-  position inside a 500-row pool says little about what the person meant.
-- `rerank_groups` merges several independently retrieved pools (one per
-  workspace folder); each node keeps the retrieval rank it had in its own
-  pool, so the answer does not depend on which group came first.
+- `rerank_groups` orders candidate pools by *name* evidence first, then
+  *path* evidence (the share of query words that are path segments, then
+  closeness to the open file), then identity (root, path, qualified name,
+  position), and only then by retrieval rank. The retrieval rank is
+  deliberately not fused into the score: the seed measured Reciprocal Rank
+  Fusion against structure alone on its golden set, MRR 0.720 fused versus
+  0.793 structure-only, because a position inside a 500-row pool says
+  little about what the person meant.
+- It merges several independently retrieved pools (one per workspace
+  folder); each node keeps the retrieval rank it had in its own pool, so the
+  answer does not depend on which group came first.
 
 Everything here is a pure function of its arguments: no protocol, no
 tree-sitter, no I/O.
@@ -31,8 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from nearsym.core.match import NameEvidence, QueryScorer, explain_name, highlight, split_words
-from nearsym.core.match import clear_caches as clear_name_caches
+from nearsym.core.match import NameEvidence, NameMatcher, highlight
 from nearsym.core.model import Kind, Symbol, qualified
 from nearsym.core.proximity import (
     SAME_FILE_SCORE,
@@ -40,6 +40,8 @@ from nearsym.core.proximity import (
     directory_distance,
     proximity_score,
 )
+from nearsym.core.query import Query
+from nearsym.core.words import clear_caches as clear_word_caches
 
 FETCH_FACTOR = 5
 """Pool rows per result row (the seed's)."""
@@ -160,7 +162,7 @@ _TEST_FOLDERS = frozenset({"test", "tests", "testing", "__tests__", "spec", "spe
 def clear_caches() -> None:
     """Forget memoised scoring and path work (benchmarks measure each pass
     cold)."""
-    clear_name_caches()
+    clear_word_caches()
     is_test_path.cache_clear()
     path_segments.cache_clear()
 
@@ -220,21 +222,16 @@ def path_segments(path: str) -> frozenset[str]:
     return frozenset((*parts[:-1], stem))
 
 
-def path_score(query: str, path: str) -> float:
+def path_score(query: Query, path: str) -> float:
     """Share of the query's words that are whole segments of `path`, in [0, 1].
 
     `syncqueue push` on `internal/syncqueue/queue.go` is 0.5; 0.0 when no word
     is a segment (or the query is empty).
     """
-    return _path_share(_query_words(query), path)
+    return _path_share(query.path_words, path)
 
 
-def _query_words(query: str) -> list[str]:
-    """The query's distinct words, lower-cased (what `path_score` looks for)."""
-    return list(dict.fromkeys(w.lower() for w in split_words(query)))
-
-
-def _path_share(words: list[str], path: str) -> float:
+def _path_share(words: Sequence[str], path: str) -> float:
     if not words:
         return 0.0
     low = path.lower()
@@ -244,16 +241,15 @@ def _path_share(words: list[str], path: str) -> float:
     return sum(1 for w in words if w in segments) / len(words)
 
 
-def evidence(query: str, symbol: Symbol, context: RankContext, positions: bool = False) -> Evidence:
-    """Every component the order of `symbol` depends on."""
+def evidence(
+    query: Query, symbol: Symbol, context: RankContext, positions: bool = False
+) -> Evidence:
+    """Every component the order of `symbol` depends on, from scratch (the
+    rerank computes the same per file and per name; `explain()` prints it)."""
     policy = context.policy
-    case = policy.smart_case
-    name = explain_name(query, symbol.name, symbol.container, smart_case=case, positions=positions)
-    shape = (
-        explain_name(query, symbol.name, symbol.container, tail=False, smart_case=case).score
-        if policy.tail_late
-        else name.score
-    )
+    matcher = NameMatcher(query, policy.smart_case)
+    name = matcher.explain(symbol.name, symbol.container, positions)
+    shape = name.shape if policy.tail_late else name.score
     file = symbol.file
     open_file = context.open_file if context.policy.closeness else None
     distance = directory_distance(file, open_file) if open_file else None
@@ -294,48 +290,20 @@ _KIND_RANK = {
 """Types and callables 0, everything else (variables, fields, constants) 1."""
 
 _SortKey = tuple[float, float, bool, bool, bool, int, float, float, str, str, str, int, int, int]
-
-
-def _key(query: str, symbol: Symbol, retrieval_rank: int, context: RankContext) -> _SortKey:
-    ev = evidence(query, symbol, context)
-    policy = context.policy
-    return (
-        -ev.shape,
-        -ev.path_share,
-        ev.in_tests,
-        ev.local,
-        not ev.imported,
-        ev.kind_rank,
-        -ev.proximity,
-        -ev.name_score,
-        symbol.root,
-        symbol.path,
-        symbol.qualified_name,
-        -symbol.span.line if policy.last_definition_first else symbol.span.line,
-        symbol.span.col,
-        retrieval_rank,
-    )
+"""What the rerank sorts by, in this order: shape of the name match, query
+words in the path, test code, local, imported, kind, closeness, name score,
+identity (root, path, qualified name, line, column), retrieval rank."""
 
 
 def _order(
-    query: str,
+    query: Query,
     ranked: Iterable[tuple[int, Symbol]],
     limit: int,
     context: RankContext,
 ) -> list[Symbol]:
-    keyed = [(_key(query, s, r, context), s) for r, s in ranked]
-    keyed.sort(key=lambda pair: pair[0])
-    return [s for _, s in keyed[: max(0, limit)]]
-
-
-def _order_fast(
-    query: str,
-    ranked: Iterable[tuple[int, Symbol]],
-    limit: int,
-    context: RankContext,
-) -> list[Symbol]:
-    """`_order`, with the evidence that depends only on a file (or only on
-    a name) computed once per file (per name) instead of once per row."""
+    """The best `limit` of (retrieval rank, definition) pairs, by `_SortKey`;
+    the evidence that depends only on a file (or only on a name) is computed
+    once per file (per name), the name scores for the whole pool at once."""
     policy = context.policy
     case = policy.smart_case
     open_file = context.open_file if policy.closeness else None
@@ -343,10 +311,10 @@ def _order_fast(
     by_file: dict[tuple[str, str], tuple[float, bool, bool, float]] = {}
     by_folder: dict[str, float] = {}
     by_name: dict[tuple[str, str], tuple[float, float, str]] = {}
-    scorer = QueryScorer(query, case)
+    scorer = NameMatcher(query, case)
     ranked = list(ranked)
     scorer.prime((s.name, s.container) for _, s in ranked)
-    words = _query_words(query)
+    words = query.path_words
     need_file = bool(open_norm or open_file or (policy.imports and context.related))
     keyed: list[tuple[_SortKey, Symbol]] = []
     # Per-row work is what a large pool (every exact `id` of the kernel)
@@ -412,34 +380,18 @@ def _order_fast(
     return [s for _, s in keyed[: max(0, limit)]]
 
 
-def rerank(
-    query: str,
-    nodes: Sequence[Symbol],
-    limit: int,
-    context: RankContext | None = None,
-) -> list[Symbol]:
-    """Order a retrieval-ordered pool by structural evidence, cut to `limit`.
-
-    `nodes` is the pool in retrieval order (index == retrieval rank). Order:
-    name score (descending), then path evidence (query words in the path,
-    then closeness to the open file), then identity (root, path, qualified
-    name, line, column), then retrieval rank.
-
-    An empty query or an empty pool returns the pool in its own order, bounded
-    by `limit`. Deterministic: the same inputs give the same list.
-    """
-    if not query.strip() or not nodes:
-        return list(nodes[: max(0, limit)])
-    return _order_fast(query, enumerate(nodes), limit, context or RankContext())
-
-
 def rerank_groups(
-    query: str,
+    query: Query,
     groups: Sequence[Sequence[Symbol]],
     limit: int,
     context: RankContext | None = None,
 ) -> list[Symbol]:
     """Merge several independently retrieved pools into one order.
+
+    Each group is a pool in retrieval order (index == retrieval rank). Order:
+    name score (descending), then path evidence (query words in the path,
+    then closeness to the open file), then identity (root, path, qualified
+    name, line, column), then retrieval rank; cut to `limit`.
 
     Each node keeps the retrieval rank it had inside its own group, so a
     group's top hit is not charged the length of the groups before it.
@@ -450,13 +402,13 @@ def rerank_groups(
     ranked = [(rank, s) for group in groups for rank, s in enumerate(group)]
     if not ranked:
         return []
-    if not query.strip():
+    if query.empty:
         ranked.sort(key=lambda p: (p[0], p[1].root, p[1].path, p[1].span.line, p[1].span.col))
         return [s for _, s in ranked[: max(0, limit)]]
-    return _order_fast(query, ranked, limit, context or RankContext())
+    return _order(query, ranked, limit, context or RankContext())
 
 
-def explain(query: str, symbol: Symbol, context: RankContext | None = None) -> str:
+def explain(query: Query, symbol: Symbol, context: RankContext | None = None) -> str:
     """One line per score component of `symbol` for `query`, in rank order."""
     ctx = context or RankContext()
     ev = evidence(query, symbol, ctx, positions=True)

@@ -1,7 +1,8 @@
 """The index: definitions in memory, candidate retrieval, the on-disk cache.
 
 Owns segments (immutable columnar blocks of definitions) and the
-`SymbolIndex` that layers them, candidate retrieval by match tier, the
+`SymbolIndex` that layers them, candidate retrieval by match tier
+(`retrieval`), the
 `Namespace` (one workspace folder and its index, `namespace`), the single
 query path over namespaces (`search`), the SQLite warm-start cache and the
 allocator tuning around large builds.

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 
 from nearsym.core.match import name_evidence
 from nearsym.core.model import Symbol
+from nearsym.core.query import Query
 from nearsym.core.rank import RankContext, RankPolicy, fetch_limit, pool_width, rerank_groups
 from nearsym.index.namespace import Namespace
 
@@ -105,19 +106,23 @@ def ranked_pool(
 ) -> list[Symbol]:
     """Every namespace's pool of `width` rows, ordered a block at a time.
 
+    The query text is parsed here, once (`Query`): retrieval, the name and
+    path scores read the parsed query.
+
     Invariant: for the same `limit`, the result for a narrower width is a
     prefix of the result for a wider one (pages never reshuffle).
     """
+    parsed = Query.parse(query)
     block = fetch_limit(limit)
     context = RankContext(open_file, policy or RankPolicy(), related)
-    pools = [ns.index.candidates(query, width, open_file) for ns in namespaces]
+    pools = [ns.index.candidates(parsed, width, open_file) for ns in namespaces]
     if extra is not None:
         pools.extend(list(p) for p in extra())
     # Blocks are cut before dropping zero-evidence rows, so that a block's
     # rows do not depend on how wide the pool is.
     per_namespace = [_blocks(p, width, block) for p in pools]
-    if query.strip():
-        evident = name_evidence(query)
+    if not parsed.empty:
+        evident = name_evidence(parsed)
         per_namespace = [
             [[s for s in b if evident(s.name, s.container)] for b in blocks]
             for blocks in per_namespace
@@ -125,5 +130,5 @@ def ranked_pool(
     ordered: list[Symbol] = []
     for k in range(max((len(b) for b in per_namespace), default=0)):
         groups = [b[k] for b in per_namespace if k < len(b)]
-        ordered.extend(rerank_groups(query, groups, sum(len(g) for g in groups), context))
+        ordered.extend(rerank_groups(parsed, groups, sum(len(g) for g in groups), context))
     return ordered

@@ -20,7 +20,7 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import NDArray
 
-from nearsym.core.match import word_starts
+from nearsym.core.words import starts_of as word_starts
 
 _SEPARATOR_BYTES = np.zeros(256, dtype=bool)
 _SEPARATOR_BYTES[list(b"_-./:$ #\\")] = True

@@ -47,8 +47,8 @@ from typing import Any
 
 import psycopg
 
-from nearsym.core.match import is_qualified, normalise_qualified
 from nearsym.core.model import Kind, Span, Symbol
+from nearsym.core.query import Query
 from nearsym.index.shared import SCHEMA
 from nearsym.index.shared_columns import query_trigrams
 
@@ -101,16 +101,16 @@ class Tier:
 def tiers(query: str) -> list[Tier]:
     """The tiers `query` is retrieved by, in order (empty for an empty
     query, or a qualified one with nothing after the owner)."""
-    text = "".join(query.split()).lower()
+    parsed = Query.parse(query)
+    text = parsed.folded
     if not text:
         return []
     owner_cond = ""
     first_owner: dict[str, Any] = {}
-    if is_qualified(query):
-        wanted = normalise_qualified(query).strip(".").lower()
-        if not wanted:
+    if parsed.qualified:
+        if not parsed.target:
             return []
-        owner, _, text = wanted.rpartition(".")
+        owner, text = parsed.owner, parsed.member
         if not text:
             return []
         if owner:

@@ -31,8 +31,8 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-from nearsym.core.match import split_words
 from nearsym.core.rank import clear_caches
+from nearsym.core.words import split_words
 from nearsym.index.allocator import configure, settle
 from nearsym.index.cache import Cache
 from nearsym.index.namespace import Namespace

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from nearsym import __version__
 from nearsym.core.model import Symbol
+from nearsym.core.query import Query
 from nearsym.core.rank import POLICIES, RankContext, explain
 from nearsym.index.cache import Cache
 from nearsym.index.namespace import Namespace
@@ -254,7 +255,7 @@ def run_search(args: argparse.Namespace) -> int:
     for symbol in results:
         print(_row(symbol))
         if args.explain:
-            print(explain(args.query, symbol, context))
+            print(explain(Query.parse(args.query), symbol, context))
     if not results:
         print(f"nearsym: no definition matches {args.query!r}", file=sys.stderr)
     return 0

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from nearsym.core.model import Symbol
+from nearsym.core.query import Query
 from nearsym.core.rank import RankContext, RankPolicy, explain
 from nearsym.index.namespace import Namespace
 from nearsym.index.search import answer
@@ -275,9 +276,9 @@ def failures(report: Report, corpora: Corpora, policy: RankPolicy | None = None)
             f"expected: {o.case.path}:{o.case.line} {o.case.name}",
         ]
         if o.top is not None:
-            lines.append("came first:\n" + explain(o.case.query, o.top, ctx))
+            lines.append("came first:\n" + explain(Query.parse(o.case.query), o.top, ctx))
         lines.append(
-            "expected:\n" + explain(o.case.query, wanted, ctx)
+            "expected:\n" + explain(Query.parse(o.case.query), wanted, ctx)
             if wanted
             else "expected: not in the index (extraction missed it)"
         )

@@ -1,0 +1,240 @@
+"""The alignment of a query in names: one dynamic programme, many names.
+
+Design note
+-----------
+A person typing in a symbol picker types the *beginnings* of the words of
+the name they want: `reg` for `register_blueprint`, `rb` for its initials,
+`hs` for `HTTPServer`. The alignment rewards a query for landing on those
+beginnings and for running on from them, and charges it for scattering.
+
+- The query must occur in the name as an ordered, case-insensitive
+  subsequence; otherwise there is no alignment (and the name score is 0).
+- Of the many ways a subsequence can be aligned, the best is scored
+  (dynamic programming over every position each query character can take),
+  not the first greedy one: greedy matching puts the `s` of `hs` on the `S`
+  of `HTTPS` in `HTTPSServer` only by luck.
+- Each matched character earns points by where it lands: the start of the
+  name (`SCORE_START`), the start of a word (`SCORE_WORD`, see
+  `words.word_starts`), continuing a run (`SCORE_RUN`), and least when
+  reached by skipping into the middle of a word (`SCORE_SKIP`). Characters
+  skipped between two matched characters cost a gap (`GAP_OPEN` plus
+  `GAP_EXTEND` per further character); characters skipped before the first
+  match are free (people start anywhere); every character the name has
+  beyond the query costs `TAIL`, so a shorter name wins when all else is
+  equal.
+
+The names are laid out as rows of a code point matrix (`words.name_matrix`)
+and the programme runs one query character at a time over all rows and
+positions together, in numpy:
+
+    level 0:  score[j] = landing(j)                     where name[j] == q[0]
+    level i:  score[j] = max(run, gap)                  where name[j] == q[i]
+              run = score'[j-1] + max(SCORE_RUN, landing(j))
+              gap = score'[k] + landing(j) - GAP_OPEN - GAP_EXTEND * (j-k-2)
+                    for the k <= j-2 maximising score'[k] + GAP_EXTEND * k
+    raw      = max_j score[j] at the last level, less the tail
+
+(`score'` is the level before.) The gap's cost is linear in the distance,
+so the best gap predecessor is a running maximum, and a level costs a few
+passes over the matrix instead of a quadratic search. Ties are broken to
+the left: the leftmost best gap predecessor, the gap over an equal run, the
+leftmost best end; the positions of `explain()` follow the same choices.
+
+One programme serves every caller: the rerank aligns its whole pool at
+once; one name is a matrix of one row. A name longer than `WIDE` is
+aligned in a matrix of its own kind, so that one long name does not widen
+the pool's matrix. The slow reference implementation (one name at a time,
+in Python, quadratic) lives in the tests, which hold this one to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from nearsym.core.words import name_matrix, word_starts
+
+# Points per matched character, by where it lands. Only their order and
+# rough ratios matter; the values follow fzf's scheme (a boundary is worth
+# more than a run, a run more than a scattered hit). Chosen, not tuned: the
+# golden sets (`nearsym eval`) measure them together, never one by one.
+SCORE_START = 4.0
+"""First character of the name: the strongest evidence of intent."""
+SCORE_WORD = 3.0
+"""Start of a word: camel humps, snake initials, acronym ends."""
+SCORE_RUN = 2.0
+"""Continues the previous matched character (a prefix of a word)."""
+SCORE_SKIP = 1.0
+"""Reached by skipping into the middle of a word: weak evidence."""
+
+CASE_MISMATCH = 0.5
+"""Smart case, as in fzf and Vim: when the query has a capital, each matched
+character whose case differs from what was typed loses half a run's worth,
+so `FLO` prefers `FLOAT` to `FloatRange` and `Con` prefers `Config` to
+`context_processor`. An all-lower-case query matches any case for free.
+Measured on the dev set (the `+smart case` row of `nearsym eval`)."""
+
+GAP_OPEN = 1.0
+"""Cost of skipping over characters between two matched ones: one
+scattered hit should not be worth a boundary hit (SCORE_WORD - GAP_OPEN
+> SCORE_SKIP)."""
+GAP_EXTEND = 0.1
+"""Each further skipped character: long gaps cost a little more than short."""
+TAIL = 0.03
+"""Per character of name beyond the query's length. Small: it only separates
+names whose alignments are equally good (`reg` -> `register` before
+`register_blueprint`)."""
+TAIL_CAP = 1.0
+"""The tail never costs more than one scattered hit, so a long name whose
+words the query hits cleanly still beats a short scattered one."""
+
+WIDE = 128
+"""Names longer than this are aligned apart from the rest (a pool's names
+are nearly all shorter; one long name would widen every row)."""
+
+_NEG = -np.inf
+
+
+def ceiling(m: int) -> float:
+    """The most a query of `m` characters can earn: all hits on word starts
+    after a name start."""
+    return SCORE_START + max(SCORE_WORD, SCORE_RUN) * (m - 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Alignments:
+    """The best alignment of one query in each of several names."""
+
+    raw: NDArray[np.float64]
+    """Points less gaps and tail (0.0 where `ok` is False)."""
+    tail: NDArray[np.float64]
+    """The tail charged to each name."""
+    ok: NDArray[np.bool_]
+    """Whether the query is a subsequence of the name at all."""
+    best: float
+    """The most the query could earn (`ceiling`)."""
+    positions: tuple[tuple[int, ...], ...] = ()
+    """Per name, the positions the query's characters landed on (empty
+    where `ok` is False); only when asked for."""
+
+
+def fold(text: str) -> str:
+    """`text` lower-cased character by character: `str.lower` where it keeps
+    the length (so positions in the folded text are positions in `text`),
+    otherwise each character alone (a character whose lower case is longer,
+    like `İ`, stays as it is)."""
+    low = text.lower()
+    if len(low) == len(text):
+        return low
+    return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+
+
+def align(
+    typed: str, names: Sequence[str], smart_case: bool = True, positions: bool = False
+) -> Alignments:
+    """The best alignment of `typed` in each of `names` (see the module
+    note). `smart_case`: a capital in `typed` asks for that case
+    (`CASE_MISMATCH`); `positions`: also trace where each character landed
+    (for `explain()`; the ranking needs only the scores)."""
+    count = len(names)
+    m = len(typed)
+    raw = np.zeros(count)
+    tail = np.zeros(count)
+    ok = np.zeros(count, dtype=np.bool_)
+    traced: list[tuple[int, ...]] = [()] * count
+    if m and count:
+        short = [i for i, n in enumerate(names) if 0 < len(n) <= WIDE]  # "" holds nothing
+        long = [i for i, n in enumerate(names) if len(n) > WIDE]
+        for chosen in (short, long):
+            if not chosen:
+                continue
+            at = np.asarray(chosen, dtype=np.intp)
+            r, t, k, where = _align_rows(typed, [names[i] for i in chosen], smart_case, positions)
+            raw[at], tail[at], ok[at] = r, t, k
+            for i, p in zip(chosen, where, strict=False):
+                traced[i] = p
+    return Alignments(raw, tail, ok, ceiling(m), tuple(traced) if positions else ())
+
+
+def _align_rows(
+    typed: str, names: list[str], smart_case: bool, trace: bool
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_], list[tuple[int, ...]]]:
+    query = fold(typed)
+    m = len(query)
+    # A narrow matrix pads with 0: a query holding NUL needs a wide one.
+    chars, lengths = name_matrix(names, narrow="\0" not in typed)
+    narrow = chars.dtype == np.uint8
+    folded = np.where((chars >= 65) & (chars <= 90), chars + 32, chars).astype(chars.dtype)
+    wide_rows = [] if narrow else np.flatnonzero((chars >= 128).any(axis=1)).tolist()
+    if wide_rows:  # Unicode's lower case (`fold` keeps the length)
+        wide, _ = name_matrix([fold(names[r]) for r in wide_rows], narrow=False)
+        folded[wide_rows, : wide.shape[1]] = wide
+    width = chars.shape[1]
+    # (Cells past a name's end match no query character, so what they
+    # would earn never counts.)
+    bases = np.where(word_starts(chars, lengths), SCORE_WORD, SCORE_SKIP)
+    bases[:, 0] = SCORE_START
+    smart = smart_case and typed != query
+
+    def equal(matrix: NDArray[np.generic], char: str) -> NDArray[np.bool_]:
+        code = ord(char)
+        if narrow and code > 127:  # no ASCII name holds it
+            return np.zeros(matrix.shape, dtype=np.bool_)
+        found: NDArray[np.bool_] = matrix == code
+        return found
+
+    columns = np.arange(width, dtype=np.int64)
+    rows = np.arange(len(names))[:, None]
+
+    def landing(i: int) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+        if smart:
+            mismatch = ~equal(chars, typed[i])
+            return np.where(mismatch, bases - CASE_MISMATCH, bases), mismatch
+        return bases, np.zeros(chars.shape, dtype=np.bool_)
+
+    here, _ = landing(0)
+    scores = np.where(equal(folded, query[0]), here, _NEG)
+    choices: list[tuple[NDArray[np.bool_], NDArray[np.int64]]] = []
+    for i in range(1, m):
+        here, mismatch = landing(i)
+        # The gap predecessor of j: the leftmost best `score + GAP_EXTEND * k`
+        # over k <= j - 2.
+        value = scores + GAP_EXTEND * columns
+        running = np.maximum.accumulate(value, axis=1)
+        before = np.full_like(running, _NEG)
+        before[:, 1:] = running[:, :-1]
+        lead = np.maximum.accumulate(np.where(value > before, columns, -1), axis=1)
+        k = np.full_like(lead, -1)
+        k[:, 2:] = lead[:, :-2]
+        has_lead = k >= 0
+        kk = np.where(has_lead, k, 0)
+        gap = scores[rows, kk] + here - GAP_OPEN - GAP_EXTEND * (columns - kk - 2)
+        gap = np.where(has_lead, gap, _NEG)
+        # The run predecessor: the alignment ending at j - 1.
+        previous = np.full_like(scores, _NEG)
+        previous[:, 1:] = scores[:, :-1]
+        run_points = np.where(mismatch, SCORE_RUN - CASE_MISMATCH, SCORE_RUN)
+        run = previous + np.maximum(run_points, here)
+        is_run = run > gap
+        scores = np.where(equal(folded, query[i]), np.where(is_run, run, gap), _NEG)
+        if trace:
+            choices.append((is_run, kk))
+    best_raw = scores.max(axis=1)
+    ok = best_raw != _NEG
+    tail = np.minimum(TAIL_CAP, TAIL * np.maximum(0, lengths - m))
+    where: list[tuple[int, ...]] = []
+    if trace:
+        ends = scores.argmax(axis=1).tolist()  # the leftmost best end
+        for row, end in enumerate(ends):
+            if not ok[row]:
+                where.append(())
+                continue
+            path = [end]
+            for is_run, kk in reversed(choices):
+                j = path[-1]
+                path.append(j - 1 if is_run[row, j] else int(kk[row, j]))
+            where.append(tuple(reversed(path)))
+    return np.where(ok, best_raw - tail, 0.0), tail, ok, where

@@ -1,0 +1,389 @@
+"""Candidate retrieval: the pool of definitions a query is ranked from.
+
+Design note
+-----------
+Retrieval returns a *pool* in the index's own order, the retrieval rank,
+in tiers that mirror how strongly a name answers the query:
+
+1. exact names (all of them, even past the pool width: an exact match is
+   never lost),
+2. names starting with the query,
+3. names containing it,
+4. names containing it as an ordered subsequence (camel-hump and snake
+   initials, `gfs`, `spnlk`),
+5. when the pool is still short, definitions whose owner holds the query in
+   order (a class's name reaches its members).
+
+Inside a tier names come shortest first, then alphabetical, merged lazily
+across segments, so a tier is read only as far as the pool needs. A name's
+definitions come in path then position order. A qualified query
+(`Cart.add`) runs the tiers on its member (`add`) and keeps the definitions
+whose `container.name` holds the whole query in order; those whose
+qualified name ends with it come first, all of them. The empty query
+returns the definitions of the files nearest the open file.
+
+Verification in tiers 3 and 4 stops after `VERIFY_BUDGET` names, so no
+query walks millions of names; what it finds by then is what it returns
+(exact matches are never subject to it).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable, Iterable, Iterator
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from nearsym.core.model import Symbol, file_path
+from nearsym.core.proximity import directory_distance
+from nearsym.core.query import Query
+from nearsym.core.words import is_subsequence
+from nearsym.index.keys import KeyCheck, Subsequence, Substring, merged_keys
+from nearsym.index.segment import Segment
+
+VERIFY_BUDGET = 8_000
+"""Names a query may test in the substring and subsequence tiers."""
+
+QUALIFIED_BUDGET = 4_000
+"""Names a qualified query may visit in its name tiers (most are dropped by
+the owner, so this bounds the work, not the verification)."""
+
+RowFilter = Callable[[Symbol], bool]
+
+
+class Rows(Protocol):
+    """What retrieval reads of an index (`store.SymbolIndex`)."""
+
+    root: str
+
+    @property
+    def segments(self) -> list[Segment]: ...
+
+    @property
+    def files(self) -> list[str]: ...
+
+    def file_path(self, fid: int) -> str: ...
+
+    def symbols_of(self, path: str) -> tuple[Symbol, ...]: ...
+
+    def materialize(self, seg: Segment, rows: NDArray[np.uint32]) -> list[Symbol]: ...
+
+
+def candidates(index: Rows, query: Query, width: int, open_file: str | None) -> list[Symbol]:
+    """The candidate pool for `query` in `index`, in retrieval order.
+
+    At most `width` rows, except that every exact name match is included
+    whatever the width (they come first). An empty query returns the
+    definitions of the files nearest `open_file` (absolute path), or of
+    all files in path order when none is open.
+    """
+    retrieval = _Retrieval(index)
+    if query.empty:
+        return retrieval.nearest(open_file, width)
+    text = query.folded
+    keep: RowFilter | None = None
+    first: RowFilter | None = None
+    allowed: list[NDArray[np.bool_]] | None = None
+    if query.qualified:
+        wanted = query.target.lower()
+        if not wanted:
+            return []
+        owner, text = query.owner, query.member
+        if owner:
+
+            def keep(s: Symbol) -> bool:
+                return is_subsequence(wanted, f"{s.container}.{s.name}".lower())
+
+            def first(s: Symbol) -> bool:
+                container = s.container.lower()
+                return container == owner or container.endswith("." + owner)
+
+            allowed = [_owners_like(seg, _bytes(owner)) for seg in retrieval.segs]
+    return retrieval.fill(_bytes(text), width, keep, first, allowed)
+
+
+class _Retrieval:
+    """One query's walk over the segments of an index, as they were when
+    it began."""
+
+    def __init__(self, index: Rows) -> None:
+        self.index = index
+        self.segs = index.segments
+
+    def fill(
+        self,
+        q: bytes,
+        width: int,
+        keep: RowFilter | None,
+        first: RowFilter | None,
+        allowed: list[NDArray[np.bool_]] | None = None,
+    ) -> list[Symbol]:
+        segs = self.segs
+        seen: set[tuple[int, int]] = set()
+        # Tier 1: every exact match.
+        pool: list[Symbol] = []
+        later: list[Symbol] = []  # exact names whose owner is not the query's
+        exact = [
+            (s_no, seg, [np.arange(r.start, r.stop, dtype=np.uint32)])
+            for s_no, seg in enumerate(segs)
+            if (r := seg.exact(q))
+        ]
+        for group in _groups(merged_keys(exact)):
+            seen.update(group)
+            for s in self._group_rows(group, allowed):
+                if keep is None or keep(s):
+                    (pool if first is None or first(s) else later).append(s)
+        exact_count = len(pool)
+        pool.extend(later)
+        budget = [VERIFY_BUDGET if allowed is None else QUALIFIED_BUDGET]
+        ordered = Subsequence(q)
+
+        # Rows of the later tiers are gathered as (segment, rows) and turned
+        # into symbols at the end, a segment's run at a time.
+        pieces: list[tuple[int, NDArray[np.uint32]] | list[Symbol]] = []
+        count = len(pool)
+        tiers: list[tuple[Callable[[Segment], Iterable[NDArray[np.uint32]]], KeyCheck | None]] = [
+            (lambda seg: seg.prefix(q), None if allowed is None else KeyCheck()),
+            (lambda seg: seg.containing(q), Substring(q)),
+            (lambda seg: seg.subsequence(q), ordered),
+        ]
+        for lookup, check in tiers:
+            if count >= width:
+                break
+            sources = [(s_no, seg, lookup(seg)) for s_no, seg in enumerate(segs)]
+            keys = merged_keys(sources, False, check, budget)
+            groups = _groups(keys, seen=seen)
+            while count < width:
+                # A batch of groups at a time: the rows of single-entry groups
+                # (nearly all) are looked up together, per segment.
+                batch = list(itertools.islice(groups, min(256, max(16, width - count))))
+                if not batch:
+                    break
+                count = self._take(batch, keep, allowed, width, count, seen, pieces)
+        pool.extend(self._assemble(pieces))
+        if len(pool) < width and keep is None:
+            # Tier 5: definitions whose owner holds the query in order (a
+            # class's name reaches its members).
+            sources = [(s_no, seg, [seg.owners(q)]) for s_no, seg in enumerate(segs)]
+            keys = merged_keys(sources, True, ordered, budget)
+            taken = {(s.path, s.span, s.name) for s in pool}
+            for group in _groups(keys):
+                owned: list[Symbol] = []
+                for s_no, c in group:
+                    seg = segs[s_no]
+                    owned.extend(self.index.materialize(seg, seg.rows_owned(c)))
+                owned.sort(key=lambda s: (s.path, s.span.line, s.span.col))
+                for s in owned:
+                    if (s.path, s.span, s.name) not in taken:
+                        pool.append(s)
+                if len(pool) >= width:
+                    break
+        # Invariant: every exact match is kept; otherwise exactly `width` rows
+        # at most, so that a narrower pool is a prefix of a wider one.
+        return pool[: max(width, exact_count)]
+
+    def _take(
+        self,
+        batch: list[list[tuple[int, int]]],
+        keep: RowFilter | None,
+        allowed: list[NDArray[np.bool_]] | None,
+        width: int,
+        count: int,
+        seen: set[tuple[int, int]],
+        pieces: list[tuple[int, NDArray[np.uint32]] | list[Symbol]],
+    ) -> int:
+        """Add `batch`'s rows to `pieces`, group by group, until `count`
+        reaches `width` (the group that reaches it is whole); the new count."""
+        segs = self.segs
+        singles: dict[int, tuple[list[int], list[int]]] = {}
+        for at, group in enumerate(batch):
+            if len(group) == 1:
+                where, ids = singles.setdefault(group[0][0], ([], []))
+                where.append(at)
+                ids.append(group[0][1])
+        # Per single-entry group: its segment's rows, and its slice of them.
+        rows_by_seg: dict[int, NDArray[np.uint32]] = {}
+        slot: dict[int, tuple[int, int, int]] = {}
+        for s_no, (where, ids) in singles.items():
+            seg = segs[s_no]
+            rows, counts = seg.rows_of_many(np.asarray(ids, dtype=np.uint32))
+            if allowed is not None and len(rows):
+                owner = np.repeat(np.arange(len(ids)), counts)
+                kept = allowed[s_no][seg.conts(rows)]
+                rows = rows[kept]
+                counts = np.bincount(owner[kept], minlength=len(ids)).tolist()
+            rows_by_seg[s_no] = rows
+            end = 0
+            for at, n in zip(where, counts, strict=True):
+                slot[at] = (s_no, end, end + n)
+                end += n
+        for at, group in enumerate(batch):
+            seen.update(group)
+            place = slot.get(at)
+            if place is None and keep is None and allowed is None:
+                # Rows past the width are cut from the pool: build only those
+                # that can stay.
+                listed = self._group_rows_first(group, width - count)
+                pieces.append(listed)
+                count += len(listed)
+            elif place is None:
+                listed = [s for s in self._group_rows(group, allowed) if keep is None or keep(s)]
+                pieces.append(listed)
+                count += len(listed)
+            elif place[1] == place[2]:
+                continue
+            elif keep is not None:
+                rows_ = rows_by_seg[place[0]][place[1] : place[2]]
+                listed = [s for s in self.index.materialize(segs[place[0]], rows_) if keep(s)]
+                pieces.append(listed)
+                count += len(listed)
+            else:
+                pieces.append((place[0], rows_by_seg[place[0]][place[1] : place[2]]))
+                count += place[2] - place[1]
+            if count >= width:
+                break
+        return count
+
+    def _assemble(
+        self, pieces: list[tuple[int, NDArray[np.uint32]] | list[Symbol]]
+    ) -> list[Symbol]:
+        out: list[Symbol] = []
+        run: list[NDArray[np.uint32]] = []
+        run_seg = -1
+
+        def flush() -> None:
+            if run:
+                seg = self.segs[run_seg]
+                out.extend(
+                    self.index.materialize(seg, np.concatenate(run) if len(run) > 1 else run[0])
+                )
+                run.clear()
+
+        for piece in pieces:
+            if isinstance(piece, list):
+                flush()
+                out.extend(piece)
+                continue
+            s_no, rows = piece
+            if s_no != run_seg:
+                flush()
+                run_seg = s_no
+            run.append(rows)
+        flush()
+        return out
+
+    def _group_rows(
+        self, group: list[tuple[int, int]], allowed: list[NDArray[np.bool_]] | None = None
+    ) -> list[Symbol]:
+        out: list[Symbol] = []
+        for s_no, e in group:
+            seg = self.segs[s_no]
+            rows = seg.rows_of(e)
+            if allowed is not None and len(rows):
+                rows = rows[allowed[s_no][seg.conts(rows)]]
+            out.extend(self.index.materialize(seg, rows))
+        if len(group) > 1:
+            out.sort(key=lambda s: (s.path, s.span.line, s.span.col))
+        return out
+
+    def _group_rows_first(self, group: list[tuple[int, int]], limit: int) -> list[Symbol]:
+        """`_group_rows(group)[:limit]`, building only the symbols kept."""
+        segs = self.segs
+        parts: list[tuple[int, NDArray[np.uint32]]] = []
+        paths: list[str] = []
+        ranks_in: list[NDArray[np.int64]] = []
+        lines: list[NDArray[np.int64]] = []
+        cols: list[NDArray[np.int64]] = []
+        for s_no, e in group:
+            seg = segs[s_no]
+            rows = seg.rows_of(e)
+            if not len(rows):
+                continue
+            files = np.searchsorted(seg.file_start, rows, side="right") - 1
+            local, inverse = np.unique(files, return_inverse=True)
+            base = len(paths)
+            paths.extend(self.index.file_path(int(seg.file_ids[f])) for f in local.tolist())
+            ranks_in.append(inverse.astype(np.int64) + base)
+            line, col, _, _ = seg.spans_of(rows)
+            lines.append(line)
+            cols.append(col)
+            parts.append((s_no, rows))
+        if not parts:
+            return []
+        place = {path: n for n, path in enumerate(sorted(set(paths)))}
+        order_of_path = np.fromiter((place[p] for p in paths), dtype=np.int64, count=len(paths))
+        rank = order_of_path[np.concatenate(ranks_in)]
+        chosen = np.lexsort((np.concatenate(cols), np.concatenate(lines), rank))[: max(0, limit)]
+        sizes = np.cumsum([0] + [len(r) for _, r in parts])
+        out: list[Symbol | None] = [None] * len(chosen)
+        for k, (s_no, rows) in enumerate(parts):
+            lo, hi = int(sizes[k]), int(sizes[k + 1])
+            at = np.flatnonzero((chosen >= lo) & (chosen < hi))
+            if not len(at):
+                continue
+            built = self.index.materialize(segs[s_no], rows[chosen[at] - lo])
+            for i, symbol in zip(at.tolist(), built, strict=True):
+                out[i] = symbol
+        return [s for s in out if s is not None]
+
+    def nearest(self, open_file: str | None, width: int) -> list[Symbol]:
+        if open_file is None:
+            order = sorted(self.index.files)
+        else:
+
+            def distance(path: str) -> tuple[int, int, str]:
+                file = file_path(self.index.root, path)
+                same = 0 if os.path.normpath(file) == os.path.normpath(open_file) else 1
+                return (same, directory_distance(file, open_file), path)
+
+            order = sorted(self.index.files, key=distance)
+        pool: list[Symbol] = []
+        for path in order:
+            pool.extend(self.index.symbols_of(path))
+            if len(pool) >= width:
+                return pool[:width]
+        return pool
+
+
+def _bytes(text: str) -> bytes:
+    """A query's UTF-8 bytes; a lone surrogate (JSON can carry one) passes
+    through as bytes no indexed name holds."""
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _owners_like(seg: Segment, owner: bytes) -> NDArray[np.bool_]:
+    """Per container of `seg`: does it hold `owner` in order?"""
+    ok = np.zeros(seg.container_count, dtype=bool)
+    maybe = seg.owners(owner)
+    if len(owner) == 1 and (97 <= owner[0] <= 122 or owner[0] == 95):
+        ok[maybe] = True  # a letter's (or `_`'s) mask bit is exact
+        return ok
+    check = Subsequence(owner)
+    for at in range(0, len(maybe), 4096):
+        ids = maybe[at : at + 4096]
+        passing = check.passing(seg.owner_keys(ids))
+        ok[ids[np.asarray(passing, dtype=bool)]] = True
+    return ok
+
+
+def _groups(
+    keys: Iterator[tuple[int, bytes, int, int]],
+    seen: set[tuple[int, int]] | None = None,
+) -> Iterator[list[tuple[int, int]]]:
+    """Consecutive entries with the same lower-cased name, as one group;
+    entries already seen are skipped."""
+    group: list[tuple[int, int]] = []
+    current: bytes | None = None
+    for _, key, s_no, e in keys:
+        if seen is not None and (s_no, e) in seen:
+            continue
+        if key != current:
+            if group:
+                yield group
+            group, current = [], key
+        group.append((s_no, e))
+    if group:
+        yield group
