@@ -30,3 +30,16 @@ def children(parent: int) -> dict[int, bytes]:
         if int(fields[1]) == parent and fields[0] != "Z":
             found[int(entry)] = command
     return found
+
+
+def descendants(root: int) -> dict[int, bytes]:
+    """Every live process below `root` (children, theirs, ...), with its
+    command line: the pool's workers are the forkserver's children."""
+    found: dict[int, bytes] = {}
+    todo = [root]
+    while todo:
+        for pid, command in children(todo.pop()).items():
+            if pid not in found:
+                found[pid] = command
+                todo.append(pid)
+    return found

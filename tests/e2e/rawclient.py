@@ -21,15 +21,24 @@ class RawClient:
         self.reader = asyncio.ensure_future(self._read())
 
     @classmethod
-    async def start(cls, cwd: str | None = None, env: dict[str, str] | None = None) -> RawClient:
+    async def start(
+        cls, cwd: str | None = None, env: dict[str, str] | None = None, stderr: bool = False
+    ) -> RawClient:
+        """The server over stdio; with `stderr`, its stderr is kept (read
+        it with `errors()` once the server has ended)."""
         process = await asyncio.create_subprocess_exec(
             *SERVER,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE if stderr else None,
             cwd=cwd,
             env=env,
         )
         return cls(process)
+
+    async def errors(self) -> str:
+        assert self.process.stderr is not None
+        return (await self.process.stderr.read()).decode("utf-8", "replace")
 
     def send(self, message: dict[str, Any]) -> None:
         self.send_bytes(json.dumps({"jsonrpc": "2.0", **message}).encode())
@@ -52,14 +61,21 @@ class RawClient:
         stdout = self.process.stdout
         assert stdout is not None
         while True:
-            header = await stdout.readuntil(b"\r\n\r\n")
+            try:
+                header = await stdout.readuntil(b"\r\n\r\n")
+            except asyncio.IncompleteReadError:
+                return  # the server has ended
             length = int(header.split(b"Content-Length:")[1].split(b"\r\n")[0])
             message = json.loads(await stdout.readexactly(length))
-            if "id" in message and "method" in message:
+            if "id" in message and message["id"] is None:
+                self.notifications.append(message)  # an error about no request
+            elif "id" in message and "method" in message:
                 self.send({"id": message["id"], "result": None})
             elif "id" in message:
                 future = self.pending.pop(message["id"], None)
-                if future is not None and not future.done():
+                if future is None:
+                    self.notifications.append(message)  # an answer to a raw message
+                elif not future.done():
                     future.set_result(message)
             else:
                 self.notifications.append(message)

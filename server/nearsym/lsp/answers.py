@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -28,24 +28,38 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+MAX_QUERY_CHARS = 1024
+"""Longest query searched: every character of a query must appear in a
+name it matches, and no definition's qualified name comes near this
+length, so a longer query would only cost time (a 50 MB one, minutes)."""
+
 
 class Answers:
     """Searches of the live workspace."""
 
     def __init__(
-        self, live: LiveWorkspace, flush: Callable[[], None], shared: SharedIndex | None = None
+        self,
+        live: LiveWorkspace,
+        settle: Callable[[], Awaitable[None]],
+        shared: SharedIndex | None = None,
     ) -> None:
         self.live = live
         self.shared = shared
         """Asked beside the namespaces, under its deadline (`lsp.shared`)."""
-        self.flush = flush
-        """Reparse buffers still waiting out their debounce."""
+        self.settle = settle
+        """Let the changes that came before a query land (briefly)."""
         self.relations = Relations()
         self.searcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nearsym-search")
 
     async def results(self, query: str, open_file: str | None) -> list[Symbol]:
-        """The answer, never naming a file that is gone."""
-        self.flush()
+        """The answer, never naming a file that is gone. A query longer than
+        `MAX_QUERY_CHARS` (without its spaces) matches no name: the answer
+        is empty, found without reading it all."""
+        await self.settle()
+        if len(query) > MAX_QUERY_CHARS and (
+            len(query) > 16 * MAX_QUERY_CHARS or len("".join(query.split())) > MAX_QUERY_CHARS
+        ):
+            return []
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.searcher, self._results, query, open_file)
 

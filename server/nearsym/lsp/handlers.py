@@ -50,6 +50,11 @@ async def workspace_symbol(
     - The open file is the params' `textDocument` when present, else the
       inferred focus; with none known, the name alone ranks.
     - During indexing: answers from what is indexed so far.
+    - Edits and file events sent before it are waited for, up to
+      `SETTLE_WAIT`; a re-walk (a `.gitignore` saved) or a large buffer's
+      parse still running then is not: the answer comes from the index as
+      it stands, the old text's symbols for that buffer.
+    - A query over `MAX_QUERY_CHARS` (spaces aside): empty, at once.
     - With a `partialResultToken`: the answer goes as `$/progress` pages
       of `PAGE_SIZE`, best first (slices of one ranking, so none
       reshuffles an earlier one); the response itself is then empty.
@@ -70,7 +75,9 @@ async def workspace_symbol(
 
 
 def did_open(ls: NearsymServer, params: types.DidOpenTextDocumentParams) -> None:
-    """Indexed at once; from now on the buffer stands for its file.
+    """From now on the buffer stands for its file; parsed off the loop (a
+    buffer over `IN_PROCESS_BYTES` in a helper process, one over
+    `maxFileBytes` not at all, as its file would not be).
 
     A file outside every workspace folder: with no folder at all, its
     project (the nearest folder with `.git`, `pyproject.toml`, ...) is
@@ -83,7 +90,7 @@ def did_open(ls: NearsymServer, params: types.DidOpenTextDocumentParams) -> None
 
 
 def did_change(ls: NearsymServer, params: types.DidChangeTextDocumentParams) -> None:
-    """Reparsed after `DEBOUNCE` of rest (or at the next query)."""
+    """Reparsed after `DEBOUNCE` of rest (or at the next query), off the loop."""
     ls.buffers.changed(params.text_document.uri)
 
 
@@ -99,8 +106,9 @@ def did_close(ls: NearsymServer, params: types.DidCloseTextDocumentParams) -> No
 async def did_change_watched_files(
     ls: NearsymServer, params: types.DidChangeWatchedFilesParams
 ) -> None:
-    """Creates, changes and deletes from the client's watcher, in batches;
-    a `.gitignore` among them re-walks its folder."""
+    """Creates, changes and deletes from the client's watcher, applied in
+    order off the loop; a `.gitignore` among them re-walks its folder (and a
+    folder created is walked), which queries do not wait for."""
     kinds = {
         types.FileChangeType.Created: Change.CREATED,
         types.FileChangeType.Changed: Change.CHANGED,
@@ -151,7 +159,10 @@ def did_change_active_document(ls: NearsymServer, params: Any) -> None:
 
 
 def shutdown(ls: NearsymServer, params: Any) -> None:
-    """Stop the watcher, the background jobs, the pool and the caches."""
+    """Stop the watcher, the background jobs, the pool and the caches,
+    without waiting for them. Any request after it (a second `shutdown`
+    too) gets InvalidRequest; `exit` then ends the process with 0 (see
+    `transport`)."""
     ls.close()
 
 

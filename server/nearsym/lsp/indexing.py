@@ -62,6 +62,8 @@ class Indexing:
         self.workers = Workers()
         """The indexing process pool, started on the first cold index."""
         self.caches: dict[str, Cache] = {}
+        self.stopped = False
+        """Set by `shutdown`: every walk stops at its next step."""
 
     async def index_namespaces(self, namespaces: Sequence[Namespace], title: str) -> None:
         """`_index_namespaces`; the process pool is shut down when no index
@@ -71,7 +73,7 @@ class Indexing:
             await self._index_namespaces(namespaces, title)
         finally:
             self.running -= 1
-            if self.running == 0:
+            if self.running == 0 and not self.stopped:
                 self.workers.close()
 
     async def _index_namespaces(self, namespaces: Sequence[Namespace], title: str) -> None:
@@ -103,7 +105,9 @@ class Indexing:
         for ns in namespaces:
 
             def cancelled(ns: Namespace = ns) -> bool:
-                return self.walk_of.get(ns.root) != walk or ns not in live.namespaces
+                return (
+                    self.stopped or self.walk_of.get(ns.root) != walk or ns not in live.namespaces
+                )
 
             cache = self.cache_for(ns.root)
             ns.index.bulk = True
@@ -129,18 +133,19 @@ class Indexing:
                 files += stats.files
                 cached += stats.from_snapshot + stats.from_cache
             finally:
-                await loop.run_in_executor(None, live.compact, ns)
+                if not self.stopped:  # at shutdown, nothing more is built
+                    await loop.run_in_executor(None, live.compact, ns)
                 ns.index.merger = None
-                settle()
+                if not self.stopped:
+                    settle()
             symbols += len(ns.index)
             if cache is not None and stats is not None and stats.changed and not cancelled(ns):
                 parts = await loop.run_in_executor(None, live.snapshot, ns, stats.stamps)
                 if parts is not None:
                     cache.store_snapshot(parts)
         for ns in namespaces:
-            for path, text in list(live.buffers.items()):
-                if live.namespace_of(path) is ns:
-                    live.change_buffer(path, text)
+            if not self.stopped:
+                await loop.run_in_executor(None, live.reindex_buffers, ns)
         summary = (
             f"indexed {files} files, {symbols} definitions in {time.perf_counter() - started:.1f}s"
             f" ({cached} files from the cache)"
@@ -181,11 +186,21 @@ class Indexing:
         )
         return token
 
-    def close(self) -> None:
-        """Stop the pool and the caches (shutdown)."""
-        self.workers.close()
+    def stop(self) -> None:
+        """Shutdown: walks stop, the pool closes for good, and each cache
+        writer stops once its queued writes are on disk (see
+        `finish_writes`)."""
+        self.stopped = True
+        self.workers.stop()
         for cache in self.caches.values():
-            cache.close()
+            threading.Thread(target=cache.close, name="nearsym-cache-close", daemon=True).start()
+
+    def finish_writes(self, seconds: float) -> None:
+        """Wait, at most `seconds` in all, for the cache writers to finish."""
+        deadline = time.monotonic() + seconds
+        for thread in threading.enumerate():
+            if thread.name in ("nearsym-cache-close", "nearsym-cache"):
+                thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def _supports_progress(capabilities: types.ClientCapabilities) -> bool:

@@ -18,6 +18,19 @@ from pygls.protocol import LanguageServerProtocol
 log = logging.getLogger(__name__)
 
 
+class _OneLine(logging.Filter):
+    """pygls logs a whole traceback for a message whose params do not fit
+    their type; the client's mistake is worth one line, not a traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if str(record.msg).startswith("Unable to deserialize message"):
+            record.msg, record.args, record.exc_info = "a message whose params do not fit", (), None
+        return True
+
+
+logging.getLogger("pygls.protocol.json_rpc").addFilter(_OneLine())
+
+
 class Observer(Protocol):
     """What the protocol needs of the server."""
 

@@ -40,6 +40,11 @@ from nearsym.workspace.live import LiveWorkspace
 
 log = logging.getLogger(__name__)
 
+SETTLE_WAIT = 0.1
+"""Longest a query waits for the changes before it (a guess to measure:
+one small file or buffer is parsed in milliseconds; the answer must come
+within 200 ms even while a re-walk or a 10 MB buffer's parse runs)."""
+
 
 class NearsymServer(LanguageServer):
     def __init__(self) -> None:
@@ -55,12 +60,14 @@ class NearsymServer(LanguageServer):
         self.focus = Focus()
         self.symbol_kinds = client_symbol_kinds(None)
         self.tasks: set[asyncio.Task[None]] = set()
-        self.buffers = Buffers(self.live, self._buffer_text)
-        self.watching = Watching(self.live, self.spawn)
+        self.changes: set[asyncio.Future[Any]] = set()
+        """Buffer and disk changes being applied off the loop (see `settle`)."""
+        self.buffers = Buffers(self.live, self._buffer_text, self.track)
+        self.watching = Watching(self.live, self.spawn, self.track)
         self.indexing = Indexing(self, self.live, lambda: self.focus.path, self.watching.ready)
         self.shared = SharedIndex(self._say)
         """A team's shared index, when the settings name one."""
-        self.answers = Answers(self.live, self.buffers.flush, self.shared)
+        self.answers = Answers(self.live, self.settle, self.shared)
         self.outside = Outside(self.live, self.indexing, self.watching, self.spawn)
 
     def observe(self, data: dict[str, Any]) -> None:
@@ -80,6 +87,27 @@ class NearsymServer(LanguageServer):
 
         task.add_done_callback(done)
 
+    def track(self, change: asyncio.Future[Any]) -> None:
+        """A change being applied off the loop, which queries wait for."""
+        self.changes.add(change)
+
+        def done(f: asyncio.Future[Any]) -> None:
+            self.changes.discard(f)
+            if not f.cancelled() and f.exception() is not None:
+                log.error("applying a change failed", exc_info=f.exception())
+
+        change.add_done_callback(done)
+
+    async def settle(self) -> None:
+        """Before a query: start every pending buffer reparse, and wait up to
+        `SETTLE_WAIT` for the changes that came before it. A small edit is
+        applied well within that, so the answer reflects it; a re-walk or a
+        large buffer's parse is not waited for (the answer then comes from
+        the index as it stands, being updated)."""
+        self.buffers.flush()
+        if self.changes:
+            await asyncio.wait(set(self.changes), timeout=SETTLE_WAIT)
+
     def to_lsp(self, symbol: Symbol) -> types.WorkspaceSymbol:
         return workspace_symbol(symbol, self.symbol_kinds)
 
@@ -93,12 +121,25 @@ class NearsymServer(LanguageServer):
         )
 
     def close(self) -> None:
-        """Stop the watcher, the background jobs, the pool and the caches."""
+        """Shutdown: stop the watcher, the background jobs, the pool, the
+        caches and the shared index, without waiting for any of them."""
         self.shared.close()
         self.watching.close()
         for task in list(self.tasks):
             task.cancel()
-        self.indexing.close()
+        self.indexing.stop()
+        self.buffers.close()
+
+    def terminate(self) -> None:
+        """Exit: kill our helper processes now (the watcher, the pool's
+        workers); the forkserver ends with this process."""
+        self.close()
+        self.watching.kill()
+        self.indexing.workers.kill()
+        self.buffers.close()
+
+    def finish_writes(self, seconds: float) -> None:
+        self.indexing.finish_writes(seconds)
 
     def _buffer_text(self, uri: str) -> bytes | None:
         if uri not in self.workspace.text_documents:

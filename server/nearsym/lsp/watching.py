@@ -13,6 +13,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from lsprotocol import types
@@ -24,8 +25,8 @@ from nearsym.workspace.watcher import WatcherProcess
 log = logging.getLogger(__name__)
 
 INDEX_BATCH = 64
-"""File events applied per step before yielding to queries: large enough
-to amortise the hop, small enough that a query waits at most one batch."""
+"""File events per trip to the disk thread: large enough to amortise the
+hop, small enough that the changes a query waits for are few."""
 WATCHER_RETRIES = 3
 """Restarts of our own watcher before the server goes on without one."""
 
@@ -39,23 +40,33 @@ class Watching:
         self,
         live: LiveWorkspace,
         spawn: Callable[[Coroutine[Any, Any, None]], None],
+        track: Callable[[asyncio.Future[Any]], None],
     ) -> None:
         self.live = live
         self.spawn = spawn
+        self.track = track
+        """Registers a change a query should wait for (briefly)."""
+        self.disk = ThreadPoolExecutor(1, thread_name_prefix="nearsym-disk")
+        """File events are applied here, in order: a `.gitignore` saved
+        re-walks its folder, which takes seconds on a large tree."""
         self.client_watches = False
         """The client reports changes (`workspace/didChangeWatchedFiles`)."""
         self._watcher: WatcherProcess | None = None
+        self._closed: WatcherProcess | None = None
+        """The last watcher closed, which may still be exiting."""
         self.ready = threading.Event()
         """Set once file changes are being watched (by the client or by our
         watcher, or when ours could not start): a cold index walks the tree
         only then, so no file created meanwhile is missed."""
 
     async def apply_disk_changes(self, changes: list[tuple[Change, str]]) -> None:
-        """Apply file events in batches, yielding to queries between them."""
+        """Apply file events off the loop, in order, in batches."""
+        loop = asyncio.get_running_loop()
         for start in range(0, len(changes), INDEX_BATCH):
             batch = changes[start : start + INDEX_BATCH]
-            self.live.disk_changed(batch)
-            await asyncio.sleep(0)
+            applied = loop.run_in_executor(self.disk, self.live.disk_changed, batch)
+            self.track(applied)
+            await asyncio.shield(applied)
 
     async def watch(self) -> None:
         """Our own watcher, for clients that do not watch; restarted when it
@@ -104,9 +115,17 @@ class Watching:
 
     def close(self) -> None:
         """Stop our watcher (shutdown): the helper exits on stdin EOF."""
+        self._closed = self._watcher or self._closed
         if self._watcher is not None:
             self._watcher.close()
             self._watcher = None
+
+    def kill(self) -> None:
+        """Kill our watcher now (exit: it may be deep in setting up its
+        watches, which it does not interrupt to read stdin)."""
+        self.close()
+        if self._closed is not None:
+            self._closed.kill()
 
 
 async def register_watchers(server: LanguageServer) -> bool:

@@ -10,9 +10,10 @@ import argparse
 import json
 import logging
 import os
+import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from nearsym import __version__
 from nearsym.core.model import Symbol
@@ -45,7 +46,11 @@ def _parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="run the language server")
     serve.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (default)")
-    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP port, for debugging")
+    serve.add_argument(
+        "--tcp",
+        metavar="[HOST:]PORT",
+        help="listen on a TCP port, for debugging (loopback unless HOST says otherwise)",
+    )
 
     find = sub.add_parser("search", help="search a workspace from the command line")
     find.add_argument("query")
@@ -218,6 +223,67 @@ def _as_json(symbol: Symbol) -> dict[str, object]:
     }
 
 
+class ProgressBar:
+    """`indexing ROOT  1234/5678 files  22%` on stderr, redrawn in place,
+    when stderr is a terminal; nothing otherwise (a pipe, a log file)."""
+
+    INTERVAL = 0.1
+    """Seconds between redraws."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.shown = sys.stderr.isatty()
+        self._last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if not self.shown or now - self._last < self.INTERVAL:
+            return
+        self._last = now
+        percent = 100 * done // max(1, total)
+        line = f"nearsym: indexing {_display_path(self.root)}  {done}/{total} files  {percent}%"
+        sys.stderr.write("\r" + line[-200:] + "\x1b[K")
+        sys.stderr.flush()
+
+    def clear(self) -> None:
+        if self.shown and self._last:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+def search_errors(args: argparse.Namespace, roots: list[str]) -> str | None:
+    """What is wrong with `nearsym search`'s arguments, if anything."""
+    if args.limit < 1:
+        return f"--limit {args.limit}: must be at least 1"
+    if args.offset < 0:
+        return f"--offset {args.offset}: must be 0 or more"
+    for root in roots:
+        if not os.path.isdir(root):
+            return f"{root}: not a folder"
+        try:
+            with os.scandir(root) as entries:
+                next(entries, None)
+        except OSError as error:
+            return f"{root}: cannot be read ({error.strerror})"
+    if args.open_file is not None and not os.path.isfile(args.open_file):
+        return f"--from {args.open_file}: no such file"
+    return None
+
+
+def interrupted(workers: Workers) -> Callable[[int, object], None]:
+    """A SIGINT handler that ends the command at once: the pool's workers
+    are killed (their parses are not needed) and the process exits 130,
+    without the interpreter's teardown waiting on the pool's threads."""
+
+    def handler(signum: int, frame: object) -> None:
+        workers.kill()
+        sys.stderr.write("\nnearsym: interrupted\n")
+        sys.stderr.flush()
+        os._exit(130)
+
+    return handler
+
+
 def run_search(args: argparse.Namespace) -> int:
     config = Config(
         max_file_bytes=args.max_file_bytes,
@@ -225,21 +291,27 @@ def run_search(args: argparse.Namespace) -> int:
         follow_symlinks=args.follow_symlinks,
     )
     roots = [os.path.abspath(r) for r in (args.root or ["."])]
-    for root in roots:
-        if not os.path.isdir(root):
-            print(f"nearsym: {root}: not a folder", file=sys.stderr)
-            return 2
+    problem = search_errors(args, roots)
+    if problem is not None:
+        print(f"nearsym: {problem}", file=sys.stderr)
+        return 2
     started = time.perf_counter()
     namespaces = []
     workers = Workers()
+    signal.signal(signal.SIGINT, interrupted(workers))
     try:
         for root in roots:
             index = SymbolIndex(root)
             cache = None if args.no_cache else Cache(root)
-            stats = index_into(index, config, workers=workers, cache=cache)
+            bar = ProgressBar(root)
+            stats = index_into(index, config, workers=workers, cache=cache, progress=bar)
+            bar.clear()
             if cache is not None:
                 save_snapshot(index, stats, cache)
                 cache.close()
+            if stats.files == 0:
+                print(f"nearsym: {root}: no source files to index", file=sys.stderr)
+                return 2
             namespaces.append(Namespace(root, index))
     finally:
         workers.close()
@@ -261,17 +333,48 @@ def run_search(args: argparse.Namespace) -> int:
     return 0
 
 
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def tcp_address(text: str) -> tuple[str, int]:
+    """`HOST:PORT`, `:PORT` or `PORT` (loopback); `[::1]:PORT` for IPv6.
+    Raises ValueError with the message to print."""
+    host, colon, port = text.rpartition(":")
+    if not colon:
+        host = ""
+    host = host.strip("[]") or "127.0.0.1"
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"--tcp {text}: the port must be a number from 1 to 65535")
+    return host, int(port)
+
+
 def run_serve(args: argparse.Namespace) -> int:
     from nearsym.index.allocator import configure
     from nearsym.lsp.handlers import make_server  # pygls only when serving
+    from nearsym.lsp.transport import serve_stdio, serve_tcp
 
+    if args.tcp:
+        try:
+            host, port = tcp_address(args.tcp)
+        except ValueError as error:
+            print(f"nearsym: {error}", file=sys.stderr)
+            return 2
+        if host not in LOOPBACK:
+            print(
+                f"nearsym: warning: listening on {host}, not loopback: any machine that can "
+                "reach it may add folders and read every symbol in them",
+                file=sys.stderr,
+            )
     configure()
     server = make_server()
     if args.tcp:
-        host, _, port = args.tcp.rpartition(":")
-        server.start_tcp(host or "127.0.0.1", int(port))
+        try:
+            serve_tcp(server.protocol, server, host, port)
+        except OSError as error:
+            print(f"nearsym: cannot listen on {host}:{port}: {error.strerror}", file=sys.stderr)
+            return 2
     else:
-        server.start_io()
+        serve_stdio(server.protocol, server)
     return 0
 
 

@@ -25,14 +25,17 @@ Nothing here knows about LSP: the caller passes `sink` (apply results),
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import logging
 import multiprocessing
 import os
 import select
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from multiprocessing import forkserver
 from typing import Any, Protocol, TypeVar
 
 from nearsym.core.filedefs import FileDefs
@@ -198,6 +201,10 @@ class Workers:
     def __init__(self, count: int | None = None) -> None:
         self.count = max(1, count if count is not None else (os.cpu_count() or 1))
         self._pool: cf.ProcessPoolExecutor | None = None
+        self._retired: list[Any] = []
+        """Worker processes of closed pools, which may still be finishing a
+        task (see `kill`)."""
+        self._stopped = False
         self._lock = threading.Lock()
         self.failures = 0
         self._cpu = 0.0
@@ -221,12 +228,20 @@ class Workers:
 
     def _run(self, task: Callable[..., _T], *args: Any) -> cf.Future[_T]:
         with self._lock:
+            if self._stopped:  # shut down: every task is cancelled
+                future: cf.Future[_T] = cf.Future()
+                future.cancel()
+                return future
             if self._pool is None:
                 method = (
                     "forkserver"
                     if "forkserver" in multiprocessing.get_all_start_methods()
                     else "spawn"
                 )
+                # Our exit kills the workers mid-task, which leaves the
+                # pool's semaphores to the resource tracker: it frees them,
+                # and need not warn about it on the server's stderr.
+                os.environ.setdefault("PYTHONWARNINGS", "ignore:resource_tracker:UserWarning")
                 if method == "forkserver":
                     multiprocessing.set_forkserver_preload(
                         ["nearsym.workspace.indexer", "nearsym.extract.definitions"]
@@ -238,11 +253,16 @@ class Workers:
                     initargs=(os.getpid(),),
                 )
             try:
-                return self._pool.submit(task, *args)
+                submitted = self._pool.submit(task, *args)
             except cf.process.BrokenProcessPool:
                 log.warning("indexing workers died; starting new ones")
                 self._pool = None
-        return self._run(task, *args)
+                submitted = None
+        if submitted is None:
+            return self._run(task, *args)
+        if self._stopped:  # stopped while the workers started
+            self.close()
+        return submitted
 
     def warm(self) -> None:
         """Start the workers now (a no-op task each), so their start-up
@@ -254,22 +274,64 @@ class Workers:
         """Shut the pool down, and with it the forkserver and the resource
         tracker that multiprocessing keeps alive for the rest of the
         process otherwise (39 and 12 MB resident on the CPython standard
-        library, idle). The next task starts all three again."""
+        library, idle). The next task starts all three again. Without
+        `wait`, workers finish their current task and exit."""
         with self._lock:
             if self._pool is not None:
+                # The process objects (the executor drops them on shutdown)
+                # know when their process is gone, so `kill` never signals a
+                # reused pid.
+                self._retired = [p for p in self._retired if p.exitcode is None]
+                self._retired.extend((self._pool._processes or {}).values())
                 self._pool.shutdown(wait=wait, cancel_futures=True)
                 self._pool = None
                 _stop_multiprocessing_helpers()
 
+    def stop(self) -> None:
+        """Close for good (shutdown): later tasks come back cancelled.
+        Never waits: a task being submitted holds the lock while the pool
+        starts its workers (seconds, with a cold forkserver)."""
+        self._stopped = True
+        # Closing waits for the forkserver to end (`_stop_multiprocessing_helpers`),
+        # which ends only with its last worker: never on the caller's time.
+        threading.Thread(target=self.close, name="nearsym-pool-close", daemon=True).start()
+
+    def kill(self) -> None:
+        """Kill every worker still running, now (exit: no task they run is
+        needed; a worker deep in a parse would take its time to see the
+        server go). Reads without the lock, which a submission may hold."""
+        self._stopped = True
+        pool = self._pool
+        processes = list(self._retired)
+        if pool is not None:
+            processes.extend(list((pool._processes or {}).values()))
+        for process in processes:
+            try:
+                if process.exitcode is None:
+                    process.kill()
+            except (AttributeError, ValueError, OSError):  # not started yet, or gone
+                pass
+        # The forkserver ends once no process holds its liveness pipe, but
+        # only between two fork requests: while it imports its preloads
+        # (seconds, at start) it sees nothing. It is our child and nobody
+        # reaps it, so its pid cannot have been reused.
+        server_pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
+        if isinstance(server_pid, int) and server_pid > 0:
+            with contextlib.suppress(OSError):
+                os.kill(server_pid, signal.SIGKILL)
+
 
 def _stop_multiprocessing_helpers() -> None:
-    """Stop multiprocessing's forkserver and resource tracker processes.
-    `_stop` is their private method, kept by CPython for its own tests
-    (3.8 to 3.13 at least); where it is missing the helpers stay, as before.
-    Each starts again on demand (`ensure_running`)."""
-    from multiprocessing import forkserver, resource_tracker
+    """Stop multiprocessing's forkserver process. `_stop` is its private
+    method, kept by CPython for its own tests (3.8 to 3.13 at least); where
+    it is missing the forkserver stays, as before. It starts again on demand
+    (`ensure_running`). The resource tracker stays: the pool's semaphores
+    unregister from it when they are collected, after this, and with it
+    stopped each printed an `OSError: [Errno 9] Bad file descriptor`
+    traceback on stderr."""
+    from multiprocessing import forkserver
 
-    for helper in (forkserver._forkserver, resource_tracker._resource_tracker):
+    for helper in (forkserver._forkserver,):
         stop = getattr(helper, "_stop", None)
         if stop is not None:
             try:
@@ -488,6 +550,13 @@ def index_namespace(
             if progress is not None:
                 progress(len(done), total)
     else:
+        if progress is not None:  # as each file comes back (the callback throttles)
+            taken = take
+
+            def take(sf: SourceFile, result: Result) -> None:
+                taken(sf, result)
+                progress(len(done), total)
+
         _parallel(
             todo, config, workers, focus, cancelled, take, parse_here, pending_store, flush, stats
         )
@@ -547,6 +616,8 @@ def _parallel(
                 results, cpu = future.result()
                 workers.add_cpu(cpu)
             except Exception as error:  # a worker died (out of memory, a crash)
+                if cancelled():  # or the pool was stopped: nothing more to do
+                    return
                 log.warning("indexing worker failed (%s); parsing its files here", error)
                 workers.failures += 1
                 parse_here(chunk)
@@ -576,6 +647,7 @@ def index_into(
     *,
     workers: Workers | None = None,
     cache: Cache | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ColdStats:
     """A cold index of `index.root` into a bare index, merged into one
     segment at the end (the CLI, the bench, tests; the server goes through
@@ -585,7 +657,7 @@ def index_into(
         index.merger = workers.merge
     try:
         stats = index_namespace(
-            index.root, config, IndexTarget(index), workers=workers, cache=cache
+            index.root, config, IndexTarget(index), workers=workers, cache=cache, progress=progress
         )
         index.compact()
     finally:

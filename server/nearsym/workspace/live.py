@@ -55,6 +55,13 @@ from nearsym.workspace.discovery import (
 
 log = logging.getLogger(__name__)
 
+APPLY_BATCH = 64
+"""Files a re-walk parses between two turns of the lock: a query waits at
+most for one such batch to be applied (their parse runs outside it)."""
+
+Extract = Callable[[bytes, Any, str, str], Any]
+"""Source bytes, language, root, relative path -> symbols or `FileDefs`."""
+
 
 def _is_rule_file(path: str) -> bool:
     """`.gitignore` anywhere, or `.git/info/exclude`: they decide membership."""
@@ -113,6 +120,9 @@ class LiveWorkspace:
         self.buffers: dict[str, bytes] = {}
         self.lock = threading.RLock()
         """Held by every change and by every search (see `_locked`)."""
+        self.extract: Extract = extract_symbols
+        """How a buffer is parsed (the server sends large ones to a helper
+        process: tree-sitter holds the interpreter lock while it parses)."""
 
     # -- roots ---------------------------------------------------------------
     @_locked
@@ -223,15 +233,36 @@ class LiveWorkspace:
         return owners
 
     # -- buffers -------------------------------------------------------------
-    @_locked
     def open_buffer(self, path: str, text: bytes) -> None:
-        self.buffers[path] = text
-        self._index_buffer(path, text)
+        self.change_buffer(path, text)
+
+    def change_buffer(self, path: str, text: bytes) -> None:
+        self.set_buffer(path, text)
+        self.index_buffer(path, text)
 
     @_locked
-    def change_buffer(self, path: str, text: bytes) -> None:
+    def set_buffer(self, path: str, text: bytes) -> None:
+        """The buffer's text now (quick: see `index_buffer`)."""
         self.buffers[path] = text
-        self._index_buffer(path, text)
+
+    def index_buffer(self, path: str, text: bytes) -> None:
+        """Index a buffer's `text`: parsed outside the lock (a large buffer
+        takes seconds), installed under it unless a newer text (or a close)
+        came meanwhile, so whichever parse ends last, the newest text wins."""
+        parsed = self._parse_buffer(path, text)
+        with self.lock:
+            if self.buffers.get(path) is text:
+                self._install_buffer(parsed)
+
+    @_locked
+    def drop_buffer(self, path: str) -> None:
+        """The buffer is closed (quick: see `reread`)."""
+        self.buffers.pop(path, None)
+
+    def reread(self, path: str) -> None:
+        """Back to the disk for a closed buffer's file (gone if never saved)."""
+        if path not in self.buffers:
+            self._from_disk(path)
 
     @_locked
     def close_buffer(self, path: str) -> None:
@@ -239,14 +270,31 @@ class LiveWorkspace:
         self._from_disk(path)
 
     def _index_buffer(self, path: str, text: bytes) -> None:
+        self._install_buffer(self._parse_buffer(path, text))
+
+    def _parse_buffer(self, path: str, text: bytes) -> list[tuple[Namespace, str, Any]]:
+        """Each namespace holding `path`, its relative path, and the
+        buffer's symbols there (None: the buffer does not belong)."""
+        parsed: list[tuple[Namespace, str, Any]] = []
         for ns in self._owners(path):
             sf = source_file_for(ns.root, path)
             if sf is None:
                 continue
             if not self._buffer_belongs(ns, sf):
-                ns.index.remove_file(sf.rel)
-                continue
-            ns.index.replace_file(sf.rel, extract_symbols(text, sf.language, ns.root, sf.rel))
+                parsed.append((ns, sf.rel, None))
+            elif len(text) > self.config.max_file_bytes:  # as a file that size would be
+                log.info("buffer %s is over maxFileBytes; not indexed", path)
+                parsed.append((ns, sf.rel, None))
+            else:
+                parsed.append((ns, sf.rel, self.extract(text, sf.language, ns.root, sf.rel)))
+        return parsed
+
+    def _install_buffer(self, parsed: list[tuple[Namespace, str, Any]]) -> None:
+        for ns, rel, symbols in parsed:
+            if symbols is None:
+                ns.index.remove_file(rel)
+            else:
+                ns.index.replace_file(rel, symbols)
 
     def _buffer_belongs(self, ns: Namespace, sf: SourceFile) -> bool:
         """An open buffer is indexed when its file would be, or when it is a
@@ -254,16 +302,21 @@ class LiveWorkspace:
         return indexable(ns.root, sf.path, self.config, must_exist=False) is not None
 
     # -- disk ----------------------------------------------------------------
-    @_locked
     def disk_changed(self, changes: Iterable[tuple[Change, str]]) -> None:
-        """Apply a batch of file-system events (absolute paths)."""
+        """Apply a batch of file-system events (absolute paths). Walks,
+        reads and parses run outside the lock, each result is applied under
+        it: a query waits at most for one file's (or one batch's) update.
+        Call from one thread at a time (the server's disk thread)."""
         rewalk: set[str] = set()
         for change, path in changes:
             if _is_rule_file(path):
                 rewalk.update(ns.root for ns in self._owners(path))
                 continue
             if change is Change.DELETED:
-                self._deleted(path)
+                with self.lock:
+                    self._deleted(path)
+                if os.path.isdir(path):  # deleted and made again before we looked
+                    self._from_disk(path)
             else:
                 self._from_disk(path)
         for root in rewalk:
@@ -271,16 +324,38 @@ class LiveWorkspace:
             if ns is not None:
                 self.rewalk(ns)
 
-    @_locked
     def rewalk(self, ns: Namespace) -> None:
-        """Re-walk a namespace: index what belongs, drop what no longer does."""
+        """Re-walk a namespace (its ignore rules changed): drop what no
+        longer belongs, index what now does. A file indexed before and still
+        belonging is kept as it is: its own changes come as its own events.
+        The walk and the parses run outside the lock."""
         found = {sf.rel: sf for sf in self.discover(ns)}
-        for rel in ns.index.files:
-            if rel not in found:
-                ns.index.remove_file(rel)  # buffers come back below if they belong
-        for sf in found.values():
-            self.apply(ns, sf, self.read(ns, sf))
-        self._apply_buffers(ns)
+        with self.lock:
+            indexed = set(ns.index.files)
+            for rel in indexed:
+                if rel not in found:
+                    ns.index.remove_file(rel)  # buffers come back below if they belong
+        self._read_and_apply(ns, [sf for rel, sf in found.items() if rel not in indexed])
+        self.reindex_buffers(ns)
+
+    def reindex_buffers(self, ns: Namespace) -> None:
+        """Index `ns`'s open buffers again (after a walk), each parsed
+        outside the lock."""
+        for path, text in list(self.buffers.items()):
+            if self.namespace_of(path) is ns:
+                parsed = self._parse_buffer(path, text)
+                with self.lock:
+                    if self.buffers.get(path) is text:
+                        self._install_buffer(parsed)
+
+    def _read_and_apply(self, ns: Namespace, files: Sequence[SourceFile]) -> None:
+        """Parse `files` outside the lock, applying them `APPLY_BATCH` at a time."""
+        for start in range(0, len(files), APPLY_BATCH):
+            chunk = files[start : start + APPLY_BATCH]
+            results = [(sf, self.read(ns, sf)) for sf in chunk]
+            with self.lock:
+                for sf, result in results:
+                    self.apply(ns, sf, result)
 
     def _deleted(self, path: str) -> None:
         """A file or a whole folder is gone: drop what was under it."""
@@ -298,15 +373,13 @@ class LiveWorkspace:
         for buffer, text in list(self.buffers.items()):
             if buffer.startswith(under):
                 self._index_buffer(buffer, text)
-        if os.path.isdir(path):  # deleted and made again before we looked
-            self._from_disk(path)
 
     def _from_disk(self, path: str) -> None:
-        """Index `path` (a file, or a folder's files) as a walk would now."""
+        """Index `path` (a file, or a folder's files) as a walk would now;
+        reads outside the lock, applies under it."""
         if os.path.isdir(path) and not os.path.islink(path):
             for ns in self._owners(path):  # a folder made (or moved in): walk it alone
-                for sf in discover(ns.root, self.config, under=path):
-                    self.apply(ns, sf, self.read(ns, sf))
+                self._read_and_apply(ns, list(discover(ns.root, self.config, under=path)))
             return
         if path in self.buffers:
             return
@@ -314,7 +387,9 @@ class LiveWorkspace:
             found = indexable(ns.root, path, self.config)
             if found is None:
                 rel = os.path.relpath(path, ns.root).replace(os.sep, "/")
-                ns.index.remove_file(rel)
+                with self.lock:
+                    if path not in self.buffers:
+                        ns.index.remove_file(rel)
             else:
                 self.apply(ns, found, self.read(ns, found))
 

@@ -25,6 +25,7 @@ the watcher, never by neither.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -150,6 +151,13 @@ class WatcherProcess:
         except TimeoutError:
             process.kill()
             await process.wait()
+
+    def kill(self) -> None:
+        """Kill the helper now (exit)."""
+        process = self._process
+        if process is not None and process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
 
     def close(self) -> None:
         """Stop without waiting (shutdown): the helper exits on stdin EOF."""
