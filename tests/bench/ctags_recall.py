@@ -27,7 +27,7 @@ import time
 
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace.config import Config
-from nearsym.workspace.discovery import index_root
+from nearsym.workspace.indexer import index_into
 
 CTAGS_LANGUAGE = {
     "python": "Python", "go": "Go", "java": "Java", "c": "C", "cpp": "C++",
@@ -99,7 +99,7 @@ def measure(language: str, root: str, misses: int) -> dict[str, object]:
     ctags_seconds = time.perf_counter() - started
     index = SymbolIndex(root)
     started = time.perf_counter()
-    index_root(root, index, Config(max_file_bytes=5_000_000))
+    index_into(index, Config(max_file_bytes=5_000_000))
     nearsym_seconds = time.perf_counter() - started
     mine = [
         s

@@ -11,8 +11,8 @@ from nearsym.index.namespace import Namespace
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace import imports as relations_module
 from nearsym.workspace.config import Config
-from nearsym.workspace.discovery import index_root
 from nearsym.workspace.imports import Relations
+from nearsym.workspace.indexer import index_into
 
 from .helpers import rerank, sym
 
@@ -23,7 +23,7 @@ def workspace(tmp_path: Path, files: dict[str, str]) -> list[Namespace]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     index = SymbolIndex(str(tmp_path))
-    index_root(str(tmp_path), index, Config())
+    index_into(index, Config())
     return [Namespace(str(tmp_path), index)]
 
 
@@ -120,7 +120,7 @@ def test_a_layout_is_reused_only_while_a_cold_index_adds_files(
     assert relations.related_files(open_file, ns) == frozenset()
     (tmp_path / "b.py").write_text("def b(): pass\n")
     index.bulk = True
-    index_root(str(tmp_path), index, Config())
+    index_into(index, Config())
     index.bulk = True
     assert relations.related_files(open_file, ns) == frozenset()  # reused
     monkeypatch.setattr(relations_module, "BULK_LAYOUT_SECONDS", 0.0)
@@ -129,7 +129,7 @@ def test_a_layout_is_reused_only_while_a_cold_index_adds_files(
     (tmp_path / "d.py").write_text("def d(): pass\n")
     (tmp_path / "a.py").write_text("import b\nimport d\n")
     index.bulk = False
-    index_root(str(tmp_path), index, Config())
+    index_into(index, Config())
     assert index.bulk is False
     assert relations.related_files(open_file, ns) == {
         str(tmp_path / "b.py"),

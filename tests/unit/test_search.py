@@ -15,7 +15,7 @@ from nearsym.index.namespace import Namespace
 from nearsym.index.search import ranked_pool, search
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace.config import Config
-from nearsym.workspace.discovery import index_root
+from nearsym.workspace.indexer import index_into
 
 from .helpers import sym
 
@@ -96,7 +96,7 @@ def test_later_pages_never_reshuffle_earlier_ones(
 
 def test_search_fixture_and_gone_files(tmp_path: Path) -> None:
     index = SymbolIndex(str(FIXTURE))
-    index_root(str(FIXTURE), index, Config())
+    index_into(index, Config())
     ns = [Namespace(str(FIXTURE), index)]
     assert search(ns, "lu", 1)[0].name == "load_users"
     assert search(ns, "ApiClient.fetchUser", 5)[0].name == "fetchUser"

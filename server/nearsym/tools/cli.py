@@ -26,7 +26,6 @@ from nearsym.index.store import SymbolIndex
 from nearsym.tools import publish
 from nearsym.workspace.children import isolate
 from nearsym.workspace.config import DEFAULT_MAX_FILE_BYTES, Config
-from nearsym.workspace.discovery import index_root
 from nearsym.workspace.imports import Relations
 from nearsym.workspace.indexer import Workers, index_into, save_snapshot
 
@@ -119,7 +118,7 @@ def run_index(args: argparse.Namespace) -> int:
         if not os.path.isdir(root):
             print(f"nearsym: {root}: not a folder", file=sys.stderr)
             return 2
-        stats = index_root(root, SymbolIndex(root), Config())
+        stats = index_into(SymbolIndex(root), Config())
         for name, lang in stats.languages.items():
             row = totals.setdefault(
                 name, {"files": 0, "skipped": 0, "definitions": 0, "seconds": 0.0, "kinds": {}}

@@ -30,8 +30,8 @@ from nearsym.index.namespace import Namespace
 from nearsym.index.search import answer
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace.config import Config
-from nearsym.workspace.discovery import index_root
 from nearsym.workspace.imports import Relations
+from nearsym.workspace.indexer import index_into
 
 EVAL_DEPTH = 100
 
@@ -207,7 +207,7 @@ class Corpora:
         if ns is None:
             root = self.root(corpus)
             index = SymbolIndex(root)
-            index_root(root, index, self.config)
+            index_into(index, self.config)
             ns = Namespace(root, index)
             self._loaded[corpus] = ns
         return ns

@@ -21,17 +21,12 @@ from __future__ import annotations
 import logging
 import os
 import stat
-import time
-from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pathspec
 
-from nearsym.core.model import Symbol
-from nearsym.extract.definitions import extract_symbols
 from nearsym.extract.languages import LanguageSpec, language_for_path, language_for_shebang
-from nearsym.index.store import SymbolIndex
 from nearsym.workspace.config import Config
 
 log = logging.getLogger(__name__)
@@ -300,12 +295,6 @@ def read_source_stat(path: str, max_bytes: int) -> tuple[bytes, os.stat_result]:
     return data, st
 
 
-def parse_file(source_file: SourceFile, root: str, config: Config) -> list[Symbol]:
-    """Read and extract one file. Raises SkippedFile or OSError."""
-    data = read_source(source_file.path, config.max_file_bytes)
-    return extract_symbols(data, source_file.language, root, source_file.rel)
-
-
 def source_file_for(root: str, path: str) -> SourceFile | None:
     """The SourceFile for an absolute `path` under `root`, or None when the
     language is unknown or the path is outside the root."""
@@ -316,53 +305,3 @@ def source_file_for(root: str, path: str) -> SourceFile | None:
     if spec is None or rel.startswith("..") or os.path.isabs(rel):
         return None
     return SourceFile(path, rel.replace(os.sep, "/"), spec)
-
-
-def index_root(
-    root: str,
-    index: SymbolIndex,
-    config: Config,
-    on_file: Callable[[int, int], None] | None = None,
-) -> IndexStats:
-    """Index every file of `root` into `index`, synchronously (CLI, eval)."""
-    stats = IndexStats()
-    files = list(discover(root, config))
-    for n, sf in enumerate(files, 1):
-        lang = stats.languages.setdefault(sf.language.name, LanguageStats())
-        started = time.perf_counter()
-        try:
-            symbols = parse_file(sf, root, config)
-            index.replace_file(sf.rel, symbols)
-            stats.files += 1
-            lang.files += 1
-            lang.definitions += len(symbols)
-            lang.kinds.update(s.kind.label for s in symbols)
-        except SkippedFile as why:
-            log.info("skipped %s: %s", sf.path, why)
-            stats.skipped += 1
-            lang.skipped += 1
-        except OSError as error:
-            log.warning("cannot read %s: %s", sf.path, error.strerror)
-            index.remove_file(sf.rel)
-            stats.skipped += 1
-            lang.skipped += 1
-        lang.seconds += time.perf_counter() - started
-        if on_file is not None:
-            on_file(n, len(files))
-    return stats
-
-
-@dataclass(slots=True)
-class LanguageStats:
-    files: int = 0
-    skipped: int = 0
-    definitions: int = 0
-    seconds: float = 0.0
-    kinds: Counter[str] = field(default_factory=Counter)
-
-
-@dataclass(slots=True)
-class IndexStats:
-    files: int = 0
-    skipped: int = 0
-    languages: dict[str, LanguageStats] = field(default_factory=dict)

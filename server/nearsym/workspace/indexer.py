@@ -18,7 +18,8 @@ Design note
 3. Results are applied in batches that grow with the index (a segment per
    batch), and written to the cache by its background thread.
 
-Nothing here knows about LSP: the caller passes `sink` (apply results),
+Nothing here knows about LSP: the caller passes `target` (where results
+go: a bare index, `IndexTarget`, or the live workspace's `LiveTarget`),
 `focus` (the open file now), `cancelled` and `progress`.
 """
 
@@ -33,12 +34,14 @@ import select
 import signal
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing import forkserver
 from typing import Any, Protocol, TypeVar
 
-from nearsym.core.filedefs import FileDefs
+from nearsym.core.filedefs import KIND_MASK, FileDefs
+from nearsym.core.model import Kind
 from nearsym.core.proximity import directory_distance
 from nearsym.extract.languages import language_named
 from nearsym.index import build
@@ -341,6 +344,30 @@ def _stop_multiprocessing_helpers() -> None:
 
 
 @dataclass(slots=True)
+class LanguageStats:
+    """One language's share of a cold index (`nearsym index --stats`)."""
+
+    files: int = 0
+    """Files indexed: parsed, or read from the cache."""
+    skipped: int = 0
+    """Files skipped (too large, binary, minified) or gone when read."""
+    definitions: int = 0
+    seconds: float = 0.0
+    """Seconds reading and parsing its files in this process (what a pool
+    worker parses is not timed per language)."""
+    kind_bytes: Counter[int] = field(default_factory=Counter)
+    """Definitions per kind byte (`filedefs.kind_byte`)."""
+
+    @property
+    def kinds(self) -> Counter[str]:
+        """Definitions per kind, by label (`function`, `class`, ...)."""
+        out: Counter[str] = Counter()
+        for byte, count in self.kind_bytes.items():
+            out[Kind(byte & KIND_MASK).label] += count
+        return out
+
+
+@dataclass(slots=True)
 class ColdStats:
     files: int = 0
     parsed: int = 0
@@ -355,6 +382,9 @@ class ColdStats:
     seconds: float = 0.0
     stamps: dict[str, tuple[int, int]] = field(default_factory=dict)
     """(size, mtime_ns) of every file indexed, as read: the snapshot's keys."""
+    languages: dict[str, LanguageStats] = field(default_factory=dict)
+    """Per language, the files parsed or read from the cache file by file
+    (a snapshot's files are not counted)."""
 
     @property
     def changed(self) -> bool:
@@ -431,22 +461,32 @@ def index_namespace(
         nonlocal batch_defs
         done.add(sf.rel)
         batch.append((sf, result))
+        language = stats.languages.get(sf.language.name)
+        if language is None:
+            language = stats.languages[sf.language.name] = LanguageStats()
         if isinstance(result, FileDefs):
             batch_defs += len(result)
+            language.files += 1
+            language.definitions += len(result)
+            language.kind_bytes.update(result.kinds)
         else:
             stats.skipped += 1
+            language.skipped += 1
 
     def parse_here(chosen: Sequence[SourceFile], every: int = 0) -> None:
         """Parse in this thread; with `every`, make results searchable after
         every that many files."""
         for n, sf in enumerate(chosen, 1):
+            parse_started = time.perf_counter()
             parsed = parse_one(sf.path, sf.rel, sf.language.name, config.max_file_bytes)
+            seconds = time.perf_counter() - parse_started
             stats.parsed += 1
             if parsed[1] == OK:
                 stats.parsed_ok += 1
                 pending_store.append((parsed[0], parsed[2], parsed[3], parsed[4]))
                 stamps[sf.rel] = (parsed[2], parsed[3])
             take(sf, _result(parsed))
+            stats.languages[sf.language.name].seconds += seconds
             if every and n % every == 0:
                 flush(force=True)
         flush(force=True)
@@ -650,8 +690,9 @@ def index_into(
     progress: Callable[[int, int], None] | None = None,
 ) -> ColdStats:
     """A cold index of `index.root` into a bare index, merged into one
-    segment at the end (the CLI, the bench, tests; the server goes through
-    its live workspace instead)."""
+    segment at the end: the one way the CLI, the evaluation, the bench and
+    the tests index a folder (the server indexes through its live
+    workspace, `index_namespace` with a `LiveTarget`)."""
     index.bulk = True
     if workers is not None:
         index.merger = workers.merge

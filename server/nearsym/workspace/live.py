@@ -49,7 +49,7 @@ from nearsym.workspace.discovery import (
     SourceFile,
     discover,
     indexable,
-    parse_file,
+    read_source,
     source_file_for,
 )
 
@@ -162,7 +162,8 @@ class LiveWorkspace:
     def read(self, ns: Namespace, sf: SourceFile) -> list[object] | Exception:
         """Parse one file from disk: its symbols, or why it was skipped."""
         try:
-            return list(parse_file(sf, ns.root, self.config))
+            data = read_source(sf.path, self.config.max_file_bytes)
+            return list(extract_symbols(data, sf.language, ns.root, sf.rel))
         except (SkippedFile, OSError) as why:
             return why
 
