@@ -11,6 +11,7 @@ A deliberate change regenerates the tables for review:
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,43 @@ def test_shebangs(line: bytes, language: str | None) -> None:
 def test_file_names(name: str, language: str | None) -> None:
     spec = language_for_path(name)
     assert (spec.name if spec else None) == language
+
+
+def lsp_glob(pattern: str) -> re.Pattern[str]:
+    """An LSP glob pattern as a regex: `*` one path segment's characters,
+    `**` any segments, `?` one character, `{a,b}` either (the spec's
+    syntax; character ranges are not used by the server)."""
+    out, at = "", 0
+    while at < len(pattern):
+        if pattern.startswith("**/", at):
+            out, at = out + "(?:.*/)?", at + 3
+        elif pattern[at] == "*":
+            out, at = out + "[^/]*", at + 1
+        elif pattern[at] == "?":
+            out, at = out + "[^/]", at + 1
+        elif pattern[at] == "{":
+            end = pattern.index("}", at)
+            out += "(?:" + "|".join(re.escape(a) for a in pattern[at + 1 : end].split(",")) + ")"
+            at = end + 1
+        else:
+            out, at = out + re.escape(pattern[at]), at + 1
+    return re.compile(out + r"\Z")
+
+
+def test_the_client_watches_every_file_the_registry_indexes() -> None:
+    """The globs a client is asked to watch cover every extension and file
+    name of every registered language (a file they miss would be indexed by
+    a walk but never re-read when it changes), and nothing else."""
+    from nearsym.lsp.watching import WATCH_GLOBS
+
+    globs = [lsp_glob(g) for g in WATCH_GLOBS]
+    for spec in LANGUAGES:
+        for path in [f"src/deep/x{e}" for e in spec.extensions] + [
+            f"src/deep/{n}" for n in spec.file_names
+        ]:
+            assert language_for_path(path) is spec
+            assert any(g.match(path) for g in globs), (spec.name, path)
+            assert any(g.match(path.rsplit("/", 1)[1]) for g in globs), (spec.name, path)
+    for unknown in ["README.md", "src/x.pyc", "src/Makefile", "src/x.py.orig"]:
+        assert language_for_path(unknown) is None
+        assert not any(g.match(unknown) for g in globs), unknown

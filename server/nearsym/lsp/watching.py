@@ -19,6 +19,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from nearsym.extract.languages import LANGUAGES
 from nearsym.workspace.live import Change, LiveWorkspace
 from nearsym.workspace.watcher import WatcherProcess
 
@@ -30,7 +31,20 @@ hop, small enough that the changes a query waits for are few."""
 WATCHER_RETRIES = 3
 """Restarts of our own watcher before the server goes on without one."""
 
-WATCH_GLOBS = "**/*.{py,pyi,js,mjs,cjs,jsx,ts,mts,cts,tsx,go,rs,java,c,h,cc,cpp,cxx,hpp,hh,hxx,cs,rb,php,sh,bash,lua,kt,kts,scala,sc,swift,ex,exs,hs,ml,mli,zig,jl}"
+
+def watch_globs() -> tuple[str, ...]:
+    """The globs of the source files a client watches for us: every
+    extension and file name of the language registry. (A script chosen by
+    its `#!` line alone has no glob: our own watcher and a re-walk see it.)"""
+    extensions = sorted({e.removeprefix(".") for s in LANGUAGES for e in s.extensions})
+    names = sorted({n for s in LANGUAGES for n in s.file_names})
+    return (
+        "**/*.{" + ",".join(extensions) + "}",
+        *(["**/{" + ",".join(names) + "}"] if names else []),
+    )
+
+
+WATCH_GLOBS = watch_globs()
 
 
 class Watching:
@@ -136,7 +150,7 @@ async def register_watchers(server: LanguageServer) -> bool:
         return False
     options = types.DidChangeWatchedFilesRegistrationOptions(
         watchers=[
-            types.FileSystemWatcher(glob_pattern=WATCH_GLOBS),
+            *(types.FileSystemWatcher(glob_pattern=glob) for glob in WATCH_GLOBS),
             types.FileSystemWatcher(glob_pattern="**/.gitignore"),
         ]
     )
