@@ -46,12 +46,6 @@ class Kind(IntEnum):
         return self.name.lower().replace("_", " ")
 
 
-#: Kinds that own other definitions: a method's class, a Go method's receiver.
-CONTAINER_KINDS = frozenset(
-    {Kind.CLASS, Kind.INTERFACE, Kind.STRUCT, Kind.ENUM, Kind.MODULE, Kind.NAMESPACE}
-)
-
-
 def file_path(root: str, path: str) -> str:
     """The OS path of `path` (relative, `/`-separated) under the folder
     `root`: how a definition's file is named from its `root` and `path`."""

@@ -378,7 +378,6 @@ class ColdStats:
     parsed_ok: int = 0
     """Files parsed that yielded definitions (not skipped or gone)."""
     first_batch_seconds: float | None = None
-    walk_seconds: float = 0.0
     seconds: float = 0.0
     stamps: dict[str, tuple[int, int]] = field(default_factory=dict)
     """(size, mtime_ns) of every file indexed, as read: the snapshot's keys."""
@@ -539,7 +538,6 @@ def index_namespace(
         all_files = walked
     else:
         all_files = list(files)
-    stats.walk_seconds = time.perf_counter() - started
     stats.files = len(all_files)
     target.reserve([sf.rel for sf in all_files])
     # A file parsed near the open file and changed before the walk reached
