@@ -2,7 +2,7 @@
 
 Design note
 -----------
-These follow the seed's `rank` package (`shared/seed/rank-package.txt`),
+These follow the seed's rank rules (the `seed` row of `nearsym eval`),
 adapted to an editor:
 
 - `fetch_limit` / `pool_width` size the candidate pool: wide enough that

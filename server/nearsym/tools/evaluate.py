@@ -4,7 +4,7 @@ Each case says which file is open, what was typed, and which definition was
 wanted (resolved by a real analyzer). Every case runs through `search.search`,
 the path the server answers with, so the figures are the editor's figures.
 
-Scoring (shared/golden/README.md): a result is correct when its name equals
+Scoring, as the golden sets define it: a result is correct when its name equals
 the expected name, its path the expected path, and its 1-based line is the
 expected line or decorator line, within 1. MRR counts the first correct
 result within the first 100 (0 when absent); Hit@1 and Hit@10 likewise.

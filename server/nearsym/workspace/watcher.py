@@ -2,8 +2,9 @@
 
 Design note
 -----------
-A client that does not watch files for us (Neovim 0.7 and 0.11 as recorded
-in `shared/editors`, the bench's client) gets watchfiles. Its setup walks the
+A client that does not watch files for us (Neovim 0.7 and 0.11, whose
+capabilities are recorded in `tests/fixtures/client-capabilities/`, the
+bench's client) gets watchfiles. Its setup walks the
 whole tree and adds an inotify watch per folder while holding the
 interpreter lock: on the Linux kernel that stalls every thread of the
 server for 0.4 to 1 s, right when the first answer near the open file is
