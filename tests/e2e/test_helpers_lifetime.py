@@ -1,9 +1,9 @@
 """What a server keeps running once its index is done: nothing but itself
 (and our watcher's helper, for a client that does not watch files).
 
-The process pool, multiprocessing's forkserver and its resource tracker
-hold tens of MB each while idle; they end with the cold index, and a
-restart whose cache covers the workspace never starts them."""
+The process pool and multiprocessing's forkserver hold tens of MB each
+while idle; they end with the cold index (the resource tracker, 12 MB,
+stays), and a restart whose cache covers the workspace starts none."""
 
 from __future__ import annotations
 
@@ -68,7 +68,10 @@ async def test_pool_and_multiprocessing_helpers_end_with_the_cold_index(
     monkeypatch.setenv("NEARSYM_CACHE_DIR", str(tmp_path / "cache"))
     during, after = await _helpers_after_index(root)
     assert any(b"forkserver" in c for c in during)  # the cold index used the pool
-    assert after == []
+    # FIXME: multiprocessing's resource tracker stays (12 MB): stopped with
+    # the pool, the pool's semaphores, collected after it, printed
+    # "Bad file descriptor" tracebacks as they unregistered.
+    assert [c for c in after if b"resource_tracker" not in c] == []
     # Restarted on a cache that covers every file: no pool at all.
     during, after = await _helpers_after_index(root)
     assert during == [] and after == []

@@ -166,7 +166,6 @@ def test_core_reaches_no_io_and_no_protocol(name: str) -> None:
     assert {layer_of(m) for m in reached} <= {0, None}
 
 
-@pytest.mark.xfail(strict=True, reason="FIXME: workspace/indexer.py is over 600 lines")
 def test_no_module_is_longer_than_one_sitting() -> None:
     long = {
         str(p.relative_to(PACKAGE)): n

@@ -27,11 +27,11 @@ from nearsym.index.store import SymbolIndex
 from nearsym.workspace.config import Config
 from nearsym.workspace.indexer import (
     IndexTarget,
-    Workers,
     index_into,
     index_namespace,
     save_snapshot,
 )
+from nearsym.workspace.pool import Workers
 
 from ..processes import running
 
@@ -485,7 +485,7 @@ def test_pool_workers_exit_with_the_server(tmp_path: Path) -> None:
     its indexing workers behind, waiting on their task queue forever."""
     script = (
         "import sys, time\n"
-        "from nearsym.workspace.indexer import Workers\n"
+        "from nearsym.workspace.pool import Workers\n"
         "w = Workers(2)\n"
         "w.warm()\n"
         "w.submit([], 0).result()\n"

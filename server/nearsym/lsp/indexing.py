@@ -23,8 +23,9 @@ from pygls.lsp.server import LanguageServer
 from nearsym.index.allocator import settle
 from nearsym.index.cache import Cache
 from nearsym.index.namespace import Namespace
-from nearsym.workspace.indexer import Workers, index_namespace
+from nearsym.workspace.indexer import index_namespace
 from nearsym.workspace.live import LiveTarget, LiveWorkspace
+from nearsym.workspace.pool import Workers
 
 log = logging.getLogger(__name__)
 

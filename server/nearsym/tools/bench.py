@@ -39,7 +39,8 @@ from nearsym.index.namespace import Namespace
 from nearsym.index.search import answer
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace.config import Config
-from nearsym.workspace.indexer import ColdStats, Workers, index_into, save_snapshot
+from nearsym.workspace.indexer import ColdStats, index_into, save_snapshot
+from nearsym.workspace.pool import Workers
 
 SEED = 20261130
 """Fixed: the drawn query mix is the same on every run over the same tree."""

@@ -27,7 +27,8 @@ from nearsym.tools import publish
 from nearsym.workspace.children import isolate
 from nearsym.workspace.config import DEFAULT_MAX_FILE_BYTES, Config
 from nearsym.workspace.imports import Relations
-from nearsym.workspace.indexer import Workers, index_into, save_snapshot
+from nearsym.workspace.indexer import index_into, save_snapshot
+from nearsym.workspace.pool import Workers
 
 log = logging.getLogger("nearsym")
 

@@ -24,7 +24,8 @@ from nearsym.core.model import Symbol
 from nearsym.index.cache import Cache
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace.config import Config
-from nearsym.workspace.indexer import Workers, index_into, save_snapshot
+from nearsym.workspace.indexer import index_into, save_snapshot
+from nearsym.workspace.pool import Workers
 
 _HASH = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 

@@ -1,0 +1,269 @@
+"""The process pool a cold index parses on, and what runs in its workers.
+
+Workers are started by multiprocessing's forkserver (they inherit neither
+the server's threads nor its stdio), one per core, on first use; each
+reads, parses and extracts a task of files and sends back only the compact
+`FileDefs` blobs, and large segment merges run there too (`merge_segments`)
+so their garbage never grows the server's heap. A worker exits when the
+server does (it watches the server's pidfd), and closing the pool stops the
+forkserver and the resource tracker as well.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import logging
+import multiprocessing
+import os
+import select
+import signal
+import threading
+import time
+from collections.abc import Callable, Sequence
+from multiprocessing import forkserver
+from typing import Any, TypeVar
+
+from nearsym.core.filedefs import FileDefs
+from nearsym.extract.languages import language_named
+from nearsym.index import build
+from nearsym.index.segment import Segment
+from nearsym.index.store import MergeInput
+from nearsym.workspace.discovery import SkippedFile, read_source_stat
+
+log = logging.getLogger(__name__)
+
+OK, SKIPPED, GONE = 0, 1, 2
+
+_T = TypeVar("_T")
+
+Parsed = tuple[str, int, int, int, bytes]
+"""(relative path, status, size, mtime_ns, FileDefs blob or the reason)."""
+
+Result = FileDefs | Exception
+
+
+def parse_one(path: str, rel: str, language: str, max_bytes: int) -> Parsed:
+    spec = language_named(language)
+    if spec is None:
+        return (rel, SKIPPED, -1, 0, b"unknown language")
+    try:
+        data, st = read_source_stat(path, max_bytes)
+        from nearsym.extract.definitions import extract_defs
+
+        return (rel, OK, st.st_size, st.st_mtime_ns, extract_defs(data, spec).encode())
+    except SkippedFile as why:
+        return (rel, SKIPPED, -1, 0, str(why).encode())
+    except OSError as error:
+        return (rel, GONE, -1, 0, (error.strerror or str(error)).encode())
+
+
+def parse_jobs(jobs: Sequence[tuple[str, str, str]], max_bytes: int) -> tuple[list[Parsed], float]:
+    """A worker's task: (absolute path, relative path, language) each; also
+    the CPU seconds it took (for `nearsym bench`)."""
+    started = time.process_time()
+    results = [parse_one(path, rel, lang, max_bytes) for path, rel, lang in jobs]
+    return results, time.process_time() - started
+
+
+def merge_segments(inputs: MergeInput) -> tuple[dict[str, bytes], list[str]]:
+    """A worker's task: `build.merge` of segments shipped as parts (see
+    `SymbolIndex._merged`); the merged parts and its files' paths in order."""
+    segments: list[Segment] = []
+    paths: list[str] = []
+    for parts, names in inputs:
+        first = len(paths)
+        paths.extend(names)
+        segments.append(Segment.from_parts(parts, list(range(first, len(paths)))))
+    merged = build.merge(segments, paths)
+    del segments
+    return merged.to_bytes(merged.alive), [paths[f] for f in merged.file_ids.tolist()]
+
+
+def decode_result(parsed: Parsed) -> Result:
+    _, status, _, _, payload = parsed
+    if status == OK:
+        return FileDefs.decode(payload)
+    reason = payload.decode("utf-8", "replace")
+    return SkippedFile(reason) if status == SKIPPED else OSError(reason)
+
+
+def worker_start(server: int) -> None:
+    """Set up a pool worker: its stdout, inherited from the server, is the
+    LSP stream, so it points at /dev/null instead; and the worker exits when
+    the server does. A pool's workers otherwise outlive a server killed
+    outright, waiting on their task queue forever (and the forkserver with
+    them, as each holds its end of the forkserver's liveness pipe)."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.close(null)
+    try:
+        handle = os.pidfd_open(server)
+    except (AttributeError, OSError):  # not Linux 5.3+: poll instead
+        handle = -1
+
+    def watch() -> None:
+        if handle >= 0:
+            select.select([handle], [], [])  # readable once the server exits
+        else:
+            while _alive(server):
+                time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="nearsym-parent-watch", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class Workers:
+    """A process pool, started on first use (`forkserver`: the workers do not
+    inherit the server's threads or its stdio streams)."""
+
+    def __init__(self, count: int | None = None) -> None:
+        self.count = max(1, count if count is not None else (os.cpu_count() or 1))
+        self._pool: cf.ProcessPoolExecutor | None = None
+        self._retired: list[Any] = []
+        """Worker processes of closed pools, which may still be finishing a
+        task (see `kill`)."""
+        self._stopped = False
+        self._lock = threading.Lock()
+        self.failures = 0
+        self._cpu = 0.0
+
+    def add_cpu(self, seconds: float) -> None:
+        self._cpu += seconds
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds the workers spent on tasks so far."""
+        return self._cpu
+
+    def submit(
+        self, jobs: Sequence[tuple[str, str, str]], max_bytes: int
+    ) -> cf.Future[tuple[list[Parsed], float]]:
+        return self._run(parse_jobs, list(jobs), max_bytes)
+
+    def merge(self, inputs: MergeInput) -> tuple[dict[str, bytes], list[str]]:
+        """`merge_segments` on a worker (a `SymbolIndex.merger`); raises
+        what the worker raised, or BrokenProcessPool."""
+        return self._run(merge_segments, inputs).result()
+
+    def _run(self, task: Callable[..., _T], *args: Any) -> cf.Future[_T]:
+        with self._lock:
+            if self._stopped:  # shut down: every task is cancelled
+                future: cf.Future[_T] = cf.Future()
+                future.cancel()
+                return future
+            if self._pool is None:
+                method = (
+                    "forkserver"
+                    if "forkserver" in multiprocessing.get_all_start_methods()
+                    else "spawn"
+                )
+                # Our exit kills the workers mid-task, which leaves the
+                # pool's semaphores to the resource tracker: it frees them,
+                # and need not warn about it on the server's stderr.
+                os.environ.setdefault("PYTHONWARNINGS", "ignore:resource_tracker:UserWarning")
+                if method == "forkserver":
+                    multiprocessing.set_forkserver_preload(
+                        ["nearsym.workspace.pool", "nearsym.extract.definitions"]
+                    )
+                self._pool = cf.ProcessPoolExecutor(
+                    self.count,
+                    mp_context=multiprocessing.get_context(method),
+                    initializer=worker_start,
+                    initargs=(os.getpid(),),
+                )
+            try:
+                submitted = self._pool.submit(task, *args)
+            except cf.process.BrokenProcessPool:
+                log.warning("indexing workers died; starting new ones")
+                self._pool = None
+                submitted = None
+        if submitted is None:
+            return self._run(task, *args)
+        if self._stopped:  # stopped while the workers started
+            self.close()
+        return submitted
+
+    def warm(self) -> None:
+        """Start the workers now (a no-op task each), so their start-up
+        overlaps the walk instead of following it."""
+        for _ in range(self.count):
+            self.submit([], 0)
+
+    def close(self, wait: bool = False) -> None:
+        """Shut the pool down, and with it the forkserver and the resource
+        tracker that multiprocessing keeps alive for the rest of the
+        process otherwise (39 and 12 MB resident on the CPython standard
+        library, idle). The next task starts all three again. Without
+        `wait`, workers finish their current task and exit."""
+        with self._lock:
+            if self._pool is not None:
+                # The process objects (the executor drops them on shutdown)
+                # know when their process is gone, so `kill` never signals a
+                # reused pid.
+                self._retired = [p for p in self._retired if p.exitcode is None]
+                self._retired.extend((self._pool._processes or {}).values())
+                self._pool.shutdown(wait=wait, cancel_futures=True)
+                self._pool = None
+                _stop_multiprocessing_helpers()
+
+    def stop(self) -> None:
+        """Close for good (shutdown): later tasks come back cancelled.
+        Never waits: a task being submitted holds the lock while the pool
+        starts its workers (seconds, with a cold forkserver)."""
+        self._stopped = True
+        # Closing waits for the forkserver to end (`_stop_multiprocessing_helpers`),
+        # which ends only with its last worker: never on the caller's time.
+        threading.Thread(target=self.close, name="nearsym-pool-close", daemon=True).start()
+
+    def kill(self) -> None:
+        """Kill every worker still running, now (exit: no task they run is
+        needed; a worker deep in a parse would take its time to see the
+        server go). Reads without the lock, which a submission may hold."""
+        self._stopped = True
+        pool = self._pool
+        processes = list(self._retired)
+        if pool is not None:
+            processes.extend(list((pool._processes or {}).values()))
+        for process in processes:
+            try:
+                if process.exitcode is None:
+                    process.kill()
+            except (AttributeError, ValueError, OSError):  # not started yet, or gone
+                pass
+        # The forkserver ends once no process holds its liveness pipe, but
+        # only between two fork requests: while it imports its preloads
+        # (seconds, at start) it sees nothing. It is our child and nobody
+        # reaps it, so its pid cannot have been reused.
+        server_pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
+        if isinstance(server_pid, int) and server_pid > 0:
+            with contextlib.suppress(OSError):
+                os.kill(server_pid, signal.SIGKILL)
+
+
+def _stop_multiprocessing_helpers() -> None:
+    """Stop multiprocessing's forkserver process. `_stop` is its private
+    method, kept by CPython for its own tests (3.8 to 3.13 at least); where
+    it is missing the forkserver stays, as before. It starts again on demand
+    (`ensure_running`). The resource tracker stays: the pool's semaphores
+    unregister from it when they are collected, after this, and with it
+    stopped each printed an `OSError: [Errno 9] Bad file descriptor`
+    traceback on stderr."""
+    from multiprocessing import forkserver
+
+    for helper in (forkserver._forkserver,):
+        stop = getattr(helper, "_stop", None)
+        if stop is not None:
+            try:
+                stop()
+            except (OSError, ChildProcessError) as error:
+                log.debug("stopping a multiprocessing helper: %s", error)
