@@ -56,7 +56,7 @@ class Walk:
         self.base = base
         self.roots = [base / "one", base / "two"]
         for r in self.roots:
-            r.mkdir()
+            (r / ".git").mkdir(parents=True)  # a repository: its .gitignores apply
         self.live = LiveWorkspace(Config())
         self.live.index_all(self.live.add_root(str(self.roots[0])))
 
@@ -109,8 +109,9 @@ class Walk:
             folder = root / rng.choice(["", "pkg"])
             folder.mkdir(parents=True, exist_ok=True)
             pattern = rng.choice(["gen/\n", "*.go\n", "sub/\n", "!keep.py\n", "alpha.py\n", ""])
-            (folder / ".gitignore").write_text(pattern)
-            live.disk_changed([(Change.CHANGED, str(folder / ".gitignore"))])
+            name = rng.choice([".gitignore", ".gitignore", ".ignore"])
+            (folder / name).write_text(pattern)
+            live.disk_changed([(Change.CHANGED, str(folder / name))])
         elif op == "open":
             path = rng.choice(files) if files and rng.random() < 0.7 else self.any_path()
             live.open_buffer(str(path), source(rng, path.suffix).encode())

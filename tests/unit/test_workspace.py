@@ -22,6 +22,7 @@ def found(root: Path, config: Config | None = None) -> list[str]:
 
 
 def test_gitignore_nested_and_negated(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
     write(tmp_path, ".gitignore", "generated/\n*.gen.py\n")
     write(tmp_path, "src/a.py")
     write(tmp_path, "src/b.gen.py")
@@ -105,3 +106,26 @@ def test_scripts_without_extension_by_shebang(tmp_path: Path) -> None:
     write(tmp_path, "bin/deploy", "#!/usr/bin/env bash\ndeploy() { :; }\n")
     write(tmp_path, "bin/README", "just text\n")
     assert found(tmp_path) == ["bin/deploy"]
+
+
+def test_a_file_replaced_by_a_fifo_is_skipped_not_waited_for(tmp_path: Path) -> None:
+    """The walk saw a regular file; by the time a worker reads it, it is a
+    FIFO with no writer (a plain open() would wait for one forever)."""
+    import threading
+
+    from nearsym.workspace.indexer import SKIPPED, parse_one
+
+    os.mkfifo(tmp_path / "swapped.py")
+    result: list[tuple[object, ...]] = []
+    reader = threading.Thread(
+        target=lambda: result.append(
+            parse_one(str(tmp_path / "swapped.py"), "swapped.py", "python", 1000)
+        ),
+        daemon=True,
+    )
+    reader.start()
+    reader.join(timeout=60)
+    assert result and result[0][1] == SKIPPED and b"FIFO" in bytes(result[0][4])  # type: ignore[arg-type]
+    os.symlink("/dev/zero", tmp_path / "zero.py")
+    with pytest.raises(SkippedFile, match="character device"):
+        read_source(str(tmp_path / "zero.py"), 1000)

@@ -2,12 +2,15 @@
 
 Design note
 -----------
-One SQLite file (stdlib sqlite3) per workspace root, in the user's cache
-directory (`platformdirs.user_cache_dir("nearsym")`, or `$NEARSYM_CACHE_DIR`),
-named by a hash of the root's real path. It holds one row per file: the
-root-relative path, the size and mtime (ns) the file had when it was parsed,
-and its `FileDefs` blob. A file whose size and mtime match is loaded, any
-other is parsed again.
+One SQLite file (stdlib sqlite3) per workspace root and settings, in the
+user's cache directory (`platformdirs.user_cache_dir("nearsym")`, or
+`$NEARSYM_CACHE_DIR`), named by a hash of the root's real path and of every
+setting that changes what is indexed (the caller's `settings` string: a
+cache made with `maxFileBytes` 1 MB never answers for 100 bytes). It holds
+one row per file: the root-relative path (as bytes: a name that is not
+UTF-8 is stored as it is), the size and mtime (ns) the file had when it was
+parsed, its `FileDefs` blob and the blob's CRC-32. A file whose size and
+mtime match is loaded, any other is parsed again.
 
 - Racy entries: a file parsed within `RACY_SECONDS` of its mtime may be
   written again in the same clock tick without its mtime changing, so it
@@ -19,6 +22,12 @@ other is parsed again.
 - A file that is not a cache of ours, or a corrupt one, is deleted with a
   log line and started afresh; every SQLite error after that disables the
   cache for the session, never the server.
+- Integrity: every row and every snapshot part carries the CRC-32 of its
+  bytes, checked when loaded (a row that fails is parsed again; a snapshot
+  part that fails drops the snapshot). SQLite checks its own pages, not
+  what is in a blob.
+- The folder is made `0700` and each file `0600` (SQLite gives its log
+  files the database's mode): they hold every name and path of the tree.
 - Writes go through one background thread with its own connection, in
   batches, so parsing never waits for the disk.
 """
@@ -35,6 +44,7 @@ import sqlite3
 import sys
 import threading
 import time
+import zlib
 from collections.abc import Iterable
 from functools import cache
 from typing import Any
@@ -45,9 +55,11 @@ from nearsym.index.allocator import trim
 
 log = logging.getLogger(__name__)
 
-FORMAT = 12
+FORMAT = 13
 """Bumped whenever what a stored record means changes (12: the kind byte
-carries the deprecated bit), so an older cache is discarded, not misread."""
+carries the deprecated bit; 13: paths as bytes, a CRC-32 per row and per
+snapshot part, a key per settings), so an older cache is discarded, not
+misread."""
 RACY_SECONDS = 2.0
 
 
@@ -85,7 +97,9 @@ def _store_part(db: sqlite3.Connection, part: str, data: Any) -> None:
     parameter, SQLite would first copy the whole part (up to 63 MB of names
     on the Linux kernel) into memory of its own."""
     view = memoryview(data).cast("B")
-    cursor = db.execute("INSERT INTO snapshot VALUES (?, zeroblob(?))", (part, len(view)))
+    cursor = db.execute(
+        "INSERT INTO snapshot VALUES (?, zeroblob(?), ?)", (part, len(view), _sum(view))
+    )
     if not len(view) or cursor.lastrowid is None:
         return
     with db.blobopen("snapshot", "data", cursor.lastrowid) as blob:
@@ -111,12 +125,17 @@ def cache_dir() -> str:
     return str(platformdirs.user_cache_dir("nearsym"))
 
 
-def cache_path(root: str, directory: str | None = None) -> str:
-    key = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:24]
-    return os.path.join(directory or cache_dir(), f"{key}.sqlite")
+def cache_path(root: str, directory: str | None = None, settings: str = "") -> str:
+    """The cache file of `root` indexed with `settings`."""
+    key = hashlib.sha256(os.fsencode(os.path.realpath(root)) + b"\0" + settings.encode())
+    return os.path.join(directory or cache_dir(), f"{key.hexdigest()[:24]}.sqlite")
 
 
-_Rows = list[tuple[str, int, int, bytes]] | list[str] | dict[str, Any]
+def _sum(data: Any) -> int:
+    return zlib.crc32(data)
+
+
+_Rows = list[tuple[bytes, int, int, bytes, int]] | list[bytes] | dict[str, Any]
 
 Entry = tuple[int, int, bytes]
 """(size, mtime_ns, FileDefs blob)."""
@@ -125,9 +144,10 @@ Entry = tuple[int, int, bytes]
 class Cache:
     """One root's cache. Every method survives any SQLite failure."""
 
-    def __init__(self, root: str, directory: str | None = None) -> None:
+    def __init__(self, root: str, directory: str | None = None, settings: str = "") -> None:
         self.root = root
-        self.path = cache_path(root, directory)
+        self.settings = settings
+        self.path = cache_path(root, directory, settings)
         self.enabled = True
         self._queue: queue.Queue[tuple[str, _Rows] | None]
         self._queue = queue.Queue()
@@ -135,14 +155,29 @@ class Cache:
         self._open()
 
     def _connect(self) -> sqlite3.Connection:
+        # Made (or narrowed) 0600 before SQLite opens it: its -wal and -shm
+        # files take the database's mode.
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            if os.fstat(fd).st_mode & 0o077:
+                os.fchmod(fd, 0o600)
+        finally:
+            os.close(fd)
         db = sqlite3.connect(self.path, timeout=5, check_same_thread=False)
+        # Text comes back as bytes: a damaged value must reach the checks
+        # below, not fail inside SQLite's decoding.
+        db.text_factory = bytes
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         return db
 
     def _open(self) -> None:
         try:
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            folder = os.path.dirname(self.path)
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            st = os.stat(folder)
+            if st.st_mode & 0o077 and st.st_uid == os.geteuid():
+                os.chmod(folder, 0o700)
             db = self._connect()
             try:
                 ok = self._check(db)
@@ -163,12 +198,20 @@ class Cache:
         if not tables:
             self._create(db)
             return True
-        if tables != {"meta", "files", "snapshot"}:
+        if tables != {b"meta", b"files", b"snapshot"}:
             log.warning("cache %s is not a nearsym cache; replacing it", self.path)
             return False
         row = db.execute("SELECT value FROM meta WHERE key='stamp'").fetchone()
         root = db.execute("SELECT value FROM meta WHERE key='root'").fetchone()
-        if row is None or row[0] != stamp() or root is None or root[0] != self.root:
+        settings = db.execute("SELECT value FROM meta WHERE key='settings'").fetchone()
+        if (
+            row is None
+            or row[0] != stamp().encode()
+            or root is None
+            or root[0] != os.fsencode(self.root)
+            or settings is None
+            or settings[0] != self.settings.encode()
+        ):
             log.info("cache %s was made by another version or grammar; emptying it", self.path)
             return False
         return True
@@ -177,10 +220,14 @@ class Cache:
         with db:
             db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
             db.execute(
-                "CREATE TABLE files (path TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, defs BLOB)"
+                "CREATE TABLE files (path BLOB PRIMARY KEY, size INTEGER, mtime INTEGER,"
+                " defs BLOB, sum INTEGER)"
             )
-            db.execute("CREATE TABLE snapshot (part TEXT PRIMARY KEY, data BLOB)")
-            db.execute("INSERT INTO meta VALUES ('stamp', ?), ('root', ?)", (stamp(), self.root))
+            db.execute("CREATE TABLE snapshot (part TEXT PRIMARY KEY, data BLOB, sum INTEGER)")
+            db.execute(
+                "INSERT INTO meta VALUES ('stamp', ?), ('root', ?), ('settings', ?)",
+                (stamp(), os.fsencode(self.root), self.settings),
+            )
 
     def _reset(self) -> None:
         for suffix in ("", "-wal", "-shm"):
@@ -193,6 +240,20 @@ class Cache:
             db.close()
 
     # -- reading ---------------------------------------------------------------
+    def _rows(self, rows: Iterable[tuple[bytes, int, int, bytes, int]]) -> dict[str, Entry]:
+        """Rows whose blob matches its checksum, by path; the others are
+        left out (and so parsed again), with one log line."""
+        out: dict[str, Entry] = {}
+        bad = 0
+        for path, size, mtime, defs, total in rows:
+            if isinstance(defs, bytes) and _sum(defs) == total and isinstance(path, bytes):
+                out[os.fsdecode(path)] = (size, mtime, defs)
+            else:
+                bad += 1
+        if bad:
+            log.warning("cache %s: %d entries failed their checksum; parsing them", self.path, bad)
+        return out
+
     def load(self) -> dict[str, Entry]:
         """Every stored file: path -> (size, mtime_ns, blob). Empty on error."""
         if not self.enabled:
@@ -200,7 +261,7 @@ class Cache:
         try:
             db = self._connect()
             try:
-                return {p: (s, m, d) for p, s, m, d in db.execute("SELECT * FROM files")}
+                return self._rows(db.execute("SELECT * FROM files"))
             finally:
                 db.close()
         except sqlite3.Error as error:
@@ -217,10 +278,10 @@ class Cache:
             db = self._connect()
             try:
                 for at in range(0, len(paths), 500):
-                    chunk = paths[at : at + 500]
+                    chunk = [os.fsencode(p) for p in paths[at : at + 500]]
                     marks = ",".join("?" * len(chunk))
                     query = f"SELECT * FROM files WHERE path IN ({marks})"
-                    out.update((p, (s, m, d)) for p, s, m, d in db.execute(query, chunk))
+                    out.update(self._rows(db.execute(query, chunk)))
             finally:
                 db.close()
         except sqlite3.Error as error:
@@ -234,25 +295,32 @@ class Cache:
         try:
             db = self._connect()
             try:
-                return [p for (p,) in db.execute("SELECT path FROM files")]
+                return [os.fsdecode(p) for (p,) in db.execute("SELECT path FROM files")]
             finally:
                 db.close()
         except sqlite3.Error:
             return []
 
     def load_snapshot(self) -> dict[str, bytes] | None:
-        """The last whole-index snapshot (`SymbolIndex.snapshot`), if any."""
+        """The last whole-index snapshot (`SymbolIndex.snapshot`), if any and
+        if every part matches its checksum."""
         if not self.enabled:
             return None
         try:
             db = self._connect()
             try:
-                parts = dict(db.execute("SELECT part, data FROM snapshot"))
+                rows = db.execute("SELECT part, data, sum FROM snapshot").fetchall()
             finally:
                 db.close()
         except sqlite3.Error as error:
             log.warning("cache %s unreadable (%s); parsing instead", self.path, error)
             return None
+        parts: dict[str, bytes] = {}
+        for part, data, total in rows:
+            if not isinstance(data, bytes) or _sum(data) != total:
+                log.warning("cache %s: snapshot part %r failed its checksum", self.path, part)
+                return None
+            parts[part.decode("utf-8", "replace")] = data
         return parts or None
 
     def store_snapshot(self, parts: dict[str, Any]) -> None:
@@ -270,13 +338,15 @@ class Cache:
         """Queue (path, size, mtime_ns, blob) rows for the writer thread."""
         now = time.time_ns()
         fresh = [
-            (p, s, -1 if now - m < RACY_SECONDS * 1e9 else m, d) for p, s, m, d in rows if s >= 0
+            (os.fsencode(p), s, -1 if now - m < RACY_SECONDS * 1e9 else m, d, _sum(d))
+            for p, s, m, d in rows
+            if s >= 0
         ]
         if fresh and self.enabled:
             self._put(("store", fresh))
 
     def forget(self, paths: Iterable[str]) -> None:
-        gone = list(paths)
+        gone = [os.fsencode(p) for p in paths]
         if gone and self.enabled:
             self._put(("forget", gone))
 
@@ -287,43 +357,51 @@ class Cache:
             self._writer.start()
 
     def _write(self) -> None:
+        """The writer thread: applies queued writes until told to stop.
+        Invariant: it never dies while writes are queued (a failure of any
+        kind disables the cache and it goes on draining the queue)."""
         try:
-            db = self._connect()
-        except sqlite3.Error as error:
+            db: sqlite3.Connection | None = self._connect()
+        except (sqlite3.Error, OSError) as error:
             log.warning("cache disabled: %s", error)
             self.enabled = False
-            return
+            db = None
         while True:
             item = self._queue.get()
             try:
                 if item is None:
-                    db.close()  # the last connection: checkpoints and drops the log
+                    if db is not None:
+                        db.close()  # the last connection: checkpoints and drops the log
                     return
-                kind, rows = item
-                with db:
-                    if kind == "store":
-                        db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", rows)
-                    elif kind == "snapshot":
-                        assert isinstance(rows, dict)
-                        db.execute("DELETE FROM snapshot")
-                        for part, data in rows.items():
-                            _store_part(db, part, data)
-                    else:
-                        db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in rows])
-                if kind == "snapshot":
-                    # Move the snapshot (hundreds of MB on a large tree) out of
-                    # the write-ahead log now: the next start would otherwise
-                    # read the whole log to index it before its first query.
-                    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                    # The index is built and on disk: the heap pages its
-                    # construction and this write freed go back to the system
-                    # (Linux kernel, cold server: resident 459 -> 429 MB).
-                    trim()
-            except sqlite3.Error as error:
+                if db is None or not self.enabled:
+                    continue
+                self._apply(db, *item)
+            except Exception as error:  # a writer that died would leave flush() waiting
                 log.warning("cache write failed (%s); cache disabled", error)
                 self.enabled = False
             finally:
                 self._queue.task_done()
+
+    def _apply(self, db: sqlite3.Connection, kind: str, rows: _Rows) -> None:
+        with db:
+            if kind == "store":
+                db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)", rows)
+            elif kind == "snapshot":
+                assert isinstance(rows, dict)
+                db.execute("DELETE FROM snapshot")
+                for part, data in rows.items():
+                    _store_part(db, part, data)
+            else:
+                db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in rows])
+        if kind == "snapshot":
+            # Move the snapshot (hundreds of MB on a large tree) out of
+            # the write-ahead log now: the next start would otherwise
+            # read the whole log to index it before its first query.
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            # The index is built and on disk: the heap pages its
+            # construction and this write freed go back to the system
+            # (Linux kernel, cold server: resident 459 -> 429 MB).
+            trim()
 
     def flush(self) -> None:
         """Wait until every queued write is on disk."""

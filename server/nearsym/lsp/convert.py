@@ -9,6 +9,7 @@ the client reads.
 from __future__ import annotations
 
 import os
+from urllib.parse import quote, unquote_to_bytes, urlsplit
 
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
@@ -58,16 +59,29 @@ def symbol_range(symbol: Symbol) -> types.Range:
 
 
 def path_to_uri(path: str) -> str:
-    uri = from_fs_path(path)
-    return uri if uri is not None else "file://" + path
+    """The `file:` URI of an absolute path, percent-encoded from its bytes:
+    a name that is not UTF-8 (held as `surrogateescape`, as `os` gives it)
+    is encoded byte for byte (`b'\\xff.py'` -> `%FF.py`), never an error."""
+    if os.name == "nt":  # drive letters and UNC paths: pygls knows them
+        uri = from_fs_path(path)
+        return uri if uri is not None else "file://" + path
+    return "file://" + quote(os.fsencode(path), safe="/")
 
 
 def uri_to_path(uri: str) -> str | None:
-    """The absolute file path of a `file:` URI, or None for other schemes."""
+    """The absolute file path of a `file:` URI, or None for other schemes.
+    Percent-escapes are decoded to bytes, then to the path `os` would give
+    (`%FF` -> `'\\udcff'`), so a name that is not UTF-8 round-trips."""
     if not uri.startswith("file:"):
         return None
-    path = to_fs_path(uri)
-    return os.path.abspath(path) if path else None
+    if os.name == "nt":
+        path = to_fs_path(uri)
+        return os.path.abspath(path) if path else None
+    parts = urlsplit(uri)
+    raw = unquote_to_bytes(parts.path)
+    if parts.netloc and parts.netloc != "localhost":
+        raw = b"//" + parts.netloc.encode("utf-8", "surrogateescape") + raw
+    return os.path.abspath(os.fsdecode(raw)) if raw else None
 
 
 def workspace_symbol(

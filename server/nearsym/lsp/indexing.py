@@ -23,6 +23,8 @@ from pygls.lsp.server import LanguageServer
 from nearsym.index.allocator import settle
 from nearsym.index.cache import Cache
 from nearsym.index.namespace import Namespace
+from nearsym.workspace.config import index_key
+from nearsym.workspace.discovery import WalkReport
 from nearsym.workspace.indexer import index_namespace
 from nearsym.workspace.live import LiveTarget, LiveWorkspace
 from nearsym.workspace.pool import Workers
@@ -33,6 +35,9 @@ PROGRESS_INTERVAL = 0.2
 """Seconds between progress reports, so a fast index does not flood the client."""
 PROGRESS_MIN_FILES = 200
 """A re-index of fewer files ends before a progress bar could be read."""
+MAX_PROBLEM_MESSAGES = 3
+"""Bad ignore-file lines shown per walk (each is logged); more would bury
+the editor in pop-ups."""
 
 
 class Indexing:
@@ -62,7 +67,10 @@ class Indexing:
         """Set once the first cold index has ended."""
         self.workers = Workers()
         """The indexing process pool, started on the first cold index."""
-        self.caches: dict[str, Cache] = {}
+        self.caches: dict[tuple[str, str], Cache] = {}
+        """Per root and indexing settings (`index_key`)."""
+        self.told: set[str] = set()
+        """Messages already shown (`report_walk`): each is said once."""
         self.stopped = False
         """Set by `shutdown`: every walk stops at its next step."""
 
@@ -133,6 +141,7 @@ class Indexing:
                 )
                 files += stats.files
                 cached += stats.from_snapshot + stats.from_cache
+                self.report_walk(ns.root, stats.walk)
             finally:
                 if not self.stopped:  # at shutdown, nothing more is built
                     await loop.run_in_executor(None, live.compact, ns)
@@ -160,10 +169,23 @@ class Indexing:
         """The on-disk cache of `root`, unless the `cache` setting is off."""
         if not self.live.config.cache:
             return None
-        found = self.caches.get(root)
+        key = index_key(self.live.config)
+        found = self.caches.get((root, key))
         if found is None:
-            found = self.caches[root] = Cache(root)
+            found = self.caches[(root, key)] = Cache(root, settings=key)
         return found
+
+    def report_walk(self, root: str, walk: WalkReport) -> None:
+        """Tell the person, once each, about ignore-file lines skipped and a
+        folder that ignore rules left (nearly) empty."""
+        for message in [*walk.problems[:MAX_PROBLEM_MESSAGES], walk.warning(root)]:
+            if message is None or message in self.told:
+                continue
+            self.told.add(message)
+            log.warning("%s", message)
+            self.server.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Warning, message=message)
+            )
 
     async def _progress_begin(self, title: str, files: int | None) -> str | None:
         if not _supports_progress(self.server.client_capabilities):

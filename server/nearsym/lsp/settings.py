@@ -21,7 +21,7 @@ from pygls.lsp.server import LanguageServer
 from nearsym.core.rank import FETCH_MAX
 from nearsym.lsp.convert import uri_to_path
 from nearsym.lsp.indexing import Indexing
-from nearsym.workspace.config import Config, config_from_options
+from nearsym.workspace.config import Config, config_from_options, index_key
 
 log = logging.getLogger(__name__)
 
@@ -90,13 +90,7 @@ async def apply_settings(
     live.config = config
     if on_config is not None:
         on_config(config)
-    membership = (old.exclude, old.max_file_bytes, old.follow_symlinks, old.languages)
-    if membership != (
-        config.exclude,
-        config.max_file_bytes,
-        config.follow_symlinks,
-        config.languages,
-    ):
+    if index_key(old) != index_key(config):
         loop = asyncio.get_running_loop()
         for ns in list(live.namespaces):
             keep = {sf.rel for sf in await loop.run_in_executor(None, live.discover, ns)}

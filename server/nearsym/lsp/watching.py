@@ -152,6 +152,7 @@ async def register_watchers(server: LanguageServer) -> bool:
         watchers=[
             *(types.FileSystemWatcher(glob_pattern=glob) for glob in WATCH_GLOBS),
             types.FileSystemWatcher(glob_pattern="**/.gitignore"),
+            types.FileSystemWatcher(glob_pattern="**/.ignore"),
         ]
     )
     try:

@@ -38,7 +38,7 @@ from nearsym.index.cache import Cache
 from nearsym.index.namespace import Namespace
 from nearsym.index.search import answer
 from nearsym.index.store import SymbolIndex
-from nearsym.workspace.config import Config
+from nearsym.workspace.config import Config, index_key
 from nearsym.workspace.indexer import ColdStats, index_into, save_snapshot
 from nearsym.workspace.pool import Workers
 
@@ -297,7 +297,7 @@ def cold_index(
     CPU seconds of this process and its workers)."""
     idx = SymbolIndex(root)
     pool = Workers(workers) if workers != 1 else None
-    cache = Cache(root, cache_dir) if cache_dir is not None else None
+    cache = Cache(root, cache_dir, index_key(Config())) if cache_dir is not None else None
     c0 = time.process_time()
     t0 = time.perf_counter()
     stats = index_into(idx, Config(), workers=pool, cache=cache)

@@ -25,12 +25,24 @@ from nearsym.index.search import search
 from nearsym.index.store import SymbolIndex
 from nearsym.tools import publish
 from nearsym.workspace.children import isolate
-from nearsym.workspace.config import DEFAULT_MAX_FILE_BYTES, Config
+from nearsym.workspace.config import DEFAULT_MAX_FILE_BYTES, Config, index_key
+from nearsym.workspace.discovery import WalkReport
 from nearsym.workspace.imports import Relations
 from nearsym.workspace.indexer import index_into, save_snapshot
 from nearsym.workspace.pool import Workers
 
 log = logging.getLogger("nearsym")
+
+
+def _positive(text: str) -> int:
+    """A whole number above 0, for argparse (which reports the error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be above 0, not {value}")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -62,9 +74,14 @@ def _parser() -> argparse.ArgumentParser:
     find.add_argument("--offset", type=int, default=0)
     find.add_argument("--json", action="store_true", help="print a JSON array")
     find.add_argument("--explain", action="store_true", help="print each result's score components")
-    find.add_argument("--max-file-bytes", type=int, default=DEFAULT_MAX_FILE_BYTES)
+    find.add_argument("--max-file-bytes", type=_positive, default=DEFAULT_MAX_FILE_BYTES)
     find.add_argument("--exclude", action="append", default=[], metavar="GLOB")
     find.add_argument("--follow-symlinks", action="store_true")
+    find.add_argument(
+        "--no-require-git",
+        action="store_true",
+        help="apply .gitignore files outside git repositories too",
+    )
     find.add_argument(
         "--no-cache", action="store_true", help="parse everything; neither read nor write the cache"
     )
@@ -76,6 +93,11 @@ def _parser() -> argparse.ArgumentParser:
         "--stats", action="store_true", help="per language: files, definitions, kinds, time"
     )
     idx.add_argument("--json", action="store_true", help="print the figures as JSON")
+    idx.add_argument(
+        "--no-require-git",
+        action="store_true",
+        help="apply .gitignore files outside git repositories too",
+    )
 
     be = sub.add_parser("bench", help="measure indexing, memory and query latency on a tree")
     be.add_argument("--root", action="append", metavar="DIR", help="folder (repeatable; default .)")
@@ -114,12 +136,18 @@ def _parser() -> argparse.ArgumentParser:
 
 def run_index(args: argparse.Namespace) -> int:
     totals: dict[str, dict[str, object]] = {}
+    ignored: dict[str, tuple[int, int]] = {}
     started = time.perf_counter()
     for root in [os.path.abspath(r) for r in (args.root or ["."])]:
         if not os.path.isdir(root):
             print(f"nearsym: {root}: not a folder", file=sys.stderr)
             return 2
-        stats = index_into(SymbolIndex(root), Config())
+        stats = index_into(SymbolIndex(root), Config(require_git=not args.no_require_git))
+        _tell_walk(root, stats.walk)
+        walk = stats.walk
+        for source in {*walk.files_by_source, *walk.folders_by_source}:
+            label = source if len(args.root or ()) < 2 else os.path.join(root, source)
+            ignored[label] = (walk.files_by_source[source], walk.folders_by_source[source])
         for name, lang in stats.languages.items():
             row = totals.setdefault(
                 name, {"files": 0, "skipped": 0, "definitions": 0, "seconds": 0.0, "kinds": {}}
@@ -134,7 +162,9 @@ def run_index(args: argparse.Namespace) -> int:
                 kinds[kind] = kinds.get(kind, 0) + count
     elapsed = time.perf_counter() - started
     if args.json:
-        json.dump({"languages": totals, "seconds": round(elapsed, 3)}, sys.stdout, indent=1)
+        dropped = {k: {"files": f, "folders": d} for k, (f, d) in ignored.items()}
+        figures = {"languages": totals, "ignored": dropped, "seconds": round(elapsed, 3)}
+        json.dump(figures, sys.stdout, indent=1)
         print()
         return 0
     files = sum(int(r["files"]) for r in totals.values())  # type: ignore[call-overload]
@@ -150,7 +180,18 @@ def run_index(args: argparse.Namespace) -> int:
                 f"{name:12} {row['files']:>7} {row['skipped']:>7} {row['definitions']:>9} "
                 f"{float(row['seconds']):>8.2f}  {top}"  # type: ignore[arg-type]
             )
+        if ignored:
+            print(f"\n{'ignore file':40} {'files':>7} {'folders':>7}  (dropped by its rules)")
+            for label, (dropped_files, folders) in sorted(ignored.items()):
+                print(f"{label:40} {dropped_files:>7} {folders:>7}")
     return 0
+
+
+def _tell_walk(root: str, walk: WalkReport) -> None:
+    """Bad ignore lines, and a folder ignore rules left (nearly) empty, on stderr."""
+    for message in [*walk.problems, walk.warning(root)]:
+        if message is not None:
+            print(message, file=sys.stderr)
 
 
 def run_eval(args: argparse.Namespace) -> int:
@@ -289,6 +330,7 @@ def run_search(args: argparse.Namespace) -> int:
         max_file_bytes=args.max_file_bytes,
         exclude=tuple(args.exclude),
         follow_symlinks=args.follow_symlinks,
+        require_git=not args.no_require_git,
     )
     roots = [os.path.abspath(r) for r in (args.root or ["."])]
     problem = search_errors(args, roots)
@@ -302,10 +344,11 @@ def run_search(args: argparse.Namespace) -> int:
     try:
         for root in roots:
             index = SymbolIndex(root)
-            cache = None if args.no_cache else Cache(root)
+            cache = None if args.no_cache else Cache(root, settings=index_key(config))
             bar = ProgressBar(root)
             stats = index_into(index, config, workers=workers, cache=cache, progress=bar)
             bar.clear()
+            _tell_walk(root, stats.walk)
             if cache is not None:
                 save_snapshot(index, stats, cache)
                 cache.close()

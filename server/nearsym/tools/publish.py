@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from nearsym.core.model import Symbol
 from nearsym.index.cache import Cache
 from nearsym.index.store import SymbolIndex
-from nearsym.workspace.config import Config
+from nearsym.workspace.config import Config, index_key
 from nearsym.workspace.indexer import index_into, save_snapshot
 from nearsym.workspace.pool import Workers
 
@@ -135,8 +135,9 @@ def run(args: argparse.Namespace) -> int:
         for root, name in zip(roots, chosen, strict=True):
             started = time.perf_counter()
             index = SymbolIndex(root)
-            cache = None if args.no_cache else Cache(root)
-            stats = index_into(index, Config(), workers=workers, cache=cache)
+            config = Config()
+            cache = None if args.no_cache else Cache(root, settings=index_key(config))
+            stats = index_into(index, config, workers=workers, cache=cache)
             if cache is not None:
                 save_snapshot(index, stats, cache)
                 cache.close()

@@ -6,6 +6,7 @@ reported, so the editor can show the person what was wrong.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -29,6 +30,24 @@ class Config:
     """A team's shared index: a PostgreSQL URL (`lsp.shared`), or None."""
     shared_index_budget_ms: int = 150
     """How long an answer waits for the shared index (`lsp.shared`)."""
+    require_git: bool = True
+    """Apply `.gitignore`, `.git/info/exclude` and git's global excludes
+    only inside a git repository (`requireGit`), as git and ripgrep do."""
+
+
+def index_key(config: Config) -> str:
+    """Every setting that changes which files are indexed or what is read
+    of them, as one string: part of the cache's key, and what decides
+    whether new settings need a re-index."""
+    return repr(
+        (
+            config.max_file_bytes,
+            sorted(config.languages),
+            config.exclude,
+            config.follow_symlinks,
+            config.require_git,
+        )
+    )
 
 
 _KEYS = {
@@ -40,7 +59,14 @@ _KEYS = {
     "cache": "cache",
     "sharedIndex": "shared_index",
     "sharedIndexBudgetMs": "shared_index_budget_ms",
+    "requireGit": "require_git",
 }
+
+
+EDITOR_KEYS = frozenset({"command", "trace"})
+"""Keys of the `nearsym` settings section that the editors' own clients
+read (VS Code's `nearsym.command`, `nearsym.trace.server`): not ours, not
+reported."""
 
 
 def _check(name: str, value: Any) -> Any:
@@ -67,7 +93,7 @@ def _check(name: str, value: Any) -> Any:
         if unknown:
             raise ValueError(f"names unknown languages: {', '.join(unknown)}")
         return tuple(value)
-    if name in ("follow_symlinks", "cache"):
+    if name in ("follow_symlinks", "cache", "require_git"):
         if not isinstance(value, bool):
             raise ValueError("must be true or false")
         return value
@@ -87,6 +113,10 @@ def config_from_options(options: Any, base: Config | None = None) -> tuple[Confi
     for key, value in options.items():
         name = _KEYS.get(key)
         if name is None or name not in known:
+            if key not in EDITOR_KEYS:
+                near = difflib.get_close_matches(str(key), list(_KEYS), n=1)
+                hint = f" (did you mean {near[0]!r}?)" if near else ""
+                problems.append(f"nearsym: unknown setting {key!r}{hint}; ignored")
             continue
         try:
             config = replace(config, **{name: _check(name, value)})

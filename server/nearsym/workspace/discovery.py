@@ -4,16 +4,21 @@ Design note
 -----------
 A depth-first walk with `os.scandir` that prunes as early as it can: folders
 excluded by name (version control, dependency and build output folders,
-virtual environments), by `.gitignore` (every `.gitignore` on the way down,
-plus `.git/info/exclude`, read with pathspec's git-compatible matcher), and by
-the `exclude` setting. Symbolic links are not followed unless
-`followSymlinks` is set; then only links whose target stays inside the root
-are followed, and a folder already visited (by its real path) is never
-entered twice, so link loops end.
+virtual environments), by ignore rules (`.gitignore`s, `.git/info/exclude`
+and git's global excludes file inside a git repository, `.ignore`s
+everywhere, and the `exclude` setting: see `workspace.ignore`). Symbolic
+links are not followed unless `followSymlinks` is set; then only links
+whose target stays inside the root are followed, and a folder already
+visited (by its real path) is never entered twice, so link loops end. The
+link rule is one function (`link_reason`), asked by the walk, by
+`indexable` (disk events) and so by buffers.
 
 Files are chosen by language (unknown extensions are skipped, never an
 error); the size and binary checks happen when the file is read
-(`read_source`), so a file is opened once.
+(`read_source`, through `files.read_regular`: never a FIFO or a device),
+so a file is opened once. A walk can fill a `WalkReport`: what it kept and
+what each ignore rule dropped, for the person when that is nearly
+everything.
 """
 
 from __future__ import annotations
@@ -24,10 +29,12 @@ import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-import pathspec
-
 from nearsym.extract.languages import LanguageSpec, language_for_path, language_for_shebang
 from nearsym.workspace.config import Config
+from nearsym.workspace.files import SkippedFile, read_regular
+from nearsym.workspace.ignore import Rules, WalkReport, rules_above
+
+__all__ = ["SkippedFile", "SourceFile", "WalkReport", "discover", "indexable", "read_source"]
 
 log = logging.getLogger(__name__)
 
@@ -67,43 +74,11 @@ class SourceFile:
     mtime_ns: int = 0
 
 
-class _Ignore:
-    """The ignore rules in force in one folder: (base folder, spec) pairs,
-    outermost first. Later (deeper) rules override earlier ones, as in git."""
-
-    def __init__(self, rules: tuple[tuple[str, pathspec.GitIgnoreSpec], ...]) -> None:
-        self.rules = rules
-
-    def ignored(self, rel: str, is_dir: bool) -> bool:
-        verdict = False
-        for base, spec in self.rules:
-            if base and not rel.startswith(base + "/"):
-                continue
-            sub = rel[len(base) + 1 :] if base else rel
-            result = spec.check_file(sub + "/" if is_dir else sub)
-            if result.include is not None:
-                verdict = result.include
-        return verdict
-
-    def extended(self, base: str, spec: pathspec.GitIgnoreSpec | None) -> _Ignore:
-        return self if spec is None else _Ignore((*self.rules, (base, spec)))
-
-
-def _read_ignore_file(path: str) -> pathspec.GitIgnoreSpec | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return None
-    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
-
-
 def _language_by_shebang(path: str) -> LanguageSpec | None:
     """The language a script without an extension names on its `#!` line."""
     try:
-        with open(path, "rb") as f:
-            first = f.readline(256)
-    except OSError:
+        first = read_regular(path, 256, cut=True)[0].split(b"\n", 1)[0]
+    except (OSError, SkippedFile):
         return None
     return language_for_shebang(first)
 
@@ -118,32 +93,35 @@ def _language_of(path: str, config: Config) -> LanguageSpec | None:
     return spec
 
 
-def _root_rules(root: str, config: Config) -> _Ignore:
-    """`.git/info/exclude` and the `exclude` setting: the rules above every
-    `.gitignore` of the root."""
-    ignore = _Ignore(()).extended(
-        "", _read_ignore_file(os.path.join(root, ".git", "info", "exclude"))
-    )
-    if config.exclude:
-        ignore = ignore.extended("", pathspec.GitIgnoreSpec.from_lines(config.exclude))
-    return ignore
+def link_reason(real_root: str, path: str, rel: str, config: Config) -> str | None:
+    """Why the links on the way from the root to `path` (root-relative
+    `rel`) keep it out, or None: without `followSymlinks` any link does;
+    with it, one that leads out of the root (by real path) does.
+
+    Invariant: the one link rule, for the walk, disk events and buffers."""
+    real = os.path.realpath(path)
+    if config.follow_symlinks:
+        if real == real_root or real.startswith(real_root + os.sep):
+            return None
+        return "link leads out of the workspace folder"
+    if real == os.path.join(real_root, *rel.split("/")):
+        return None
+    return "behind a symbolic link"
 
 
 def _rules_down_to(
-    root: str, folders: list[str], config: Config
-) -> tuple[_Ignore, str, str] | None:
+    root: str, folders: list[str], config: Config, problems: list[str]
+) -> tuple[Rules, str, str] | None:
     """The ignore rules in force inside `root/folders...` (before that
-    folder's own `.gitignore`), its absolute and relative path; None when a
+    folder's own ignore files), its absolute and relative path; None when a
     walk would never enter it."""
-    rules = _root_rules(root, config)
+    rules = rules_above(root, config.exclude, config.require_git, problems)
     folder, rel_folder = root, ""
     for part in folders:
-        rules = rules.extended(rel_folder, _read_ignore_file(os.path.join(folder, ".gitignore")))
+        rules = rules.enter(folder, rel_folder, None, problems)
         rel_folder = f"{rel_folder}/{part}" if rel_folder else part
         folder = os.path.join(folder, part)
-        if part in EXCLUDED_DIRS or rules.ignored(rel_folder, True):
-            return None
-        if os.path.islink(folder) and not config.follow_symlinks:
+        if part in EXCLUDED_DIRS or rules.verdict(rel_folder, True) is not None:
             return None
         if _is_venv(folder):
             return None
@@ -162,23 +140,22 @@ def indexable(root: str, path: str, config: Config, must_exist: bool = True) -> 
     """
     root = os.path.abspath(root)
     rel = os.path.relpath(path, root)
-    if rel.startswith("..") or os.path.isabs(rel):
+    if rel.startswith("..") or os.path.isabs(rel) or rel == ".":
         return None
     parts = rel.split(os.sep)
-    chain = _rules_down_to(root, parts[:-1], config)
+    problems: list[str] = []
+    chain = _rules_down_to(root, parts[:-1], config, problems)
     if chain is None:
         return None
     rules, folder, rel_folder = chain
-    rules = rules.extended(rel_folder, _read_ignore_file(os.path.join(folder, ".gitignore")))
+    rules = rules.enter(folder, rel_folder, None, problems)
     rel = "/".join(parts)
-    if rules.ignored(rel, False):
+    if rules.verdict(rel, False) is not None:
         return None
     if must_exist and not os.path.isfile(path):
         return None
-    if os.path.islink(path):
-        real = os.path.realpath(path)
-        if not config.follow_symlinks or not real.startswith(os.path.realpath(root) + os.sep):
-            return None
+    if link_reason(os.path.realpath(root), path, rel, config) is not None:
+        return None
     spec = _language_of(path, config)
     return SourceFile(path, rel, spec) if spec is not None else None
 
@@ -192,28 +169,39 @@ def discover(
     config: Config,
     on_skip: Callable[[str, str], None] | None = None,
     under: str | None = None,
+    report: WalkReport | None = None,
 ) -> Iterator[SourceFile]:
     """Yield every indexable source file under `root`, in walk order; with
     `under` (a folder inside root), only the files below that folder, judged
     by the same rules as a walk from the root.
 
     `on_skip(path, reason)` hears about folders and files passed over for a
-    reason a person may want to know (link loops, unreadable folders).
+    reason a person may want to know (link loops, unreadable folders);
+    `report` counts what was kept and what each ignore rule dropped.
     """
     root = os.path.abspath(root)
     real_root = os.path.realpath(root)
+    report = report if report is not None else WalkReport()
+    problems = report.problems
     start = os.path.abspath(under) if under else root
     rel_start = os.path.relpath(start, root)
     if rel_start == ".":
-        chain: tuple[_Ignore, str, str] | None = (_root_rules(root, config), root, "")
+        chain: tuple[Rules, str, str] | None = (
+            rules_above(root, config.exclude, config.require_git, problems),
+            root,
+            "",
+        )
     elif rel_start.startswith("..") or not os.path.isdir(start):
         return
     else:
-        chain = _rules_down_to(root, rel_start.split(os.sep), config)
+        rel_start = rel_start.replace(os.sep, "/")
+        if link_reason(real_root, start, rel_start, config) is not None:
+            return
+        chain = _rules_down_to(root, rel_start.split("/"), config, problems)
     if chain is None:
         return
     seen_dirs: set[str] = {real_root, os.path.realpath(start)}
-    stack: list[tuple[str, str, _Ignore]] = [(chain[1], chain[2], chain[0])]
+    stack: list[tuple[str, str, Rules]] = [(chain[1], chain[2], chain[0])]
 
     def skip(path: str, reason: str) -> None:
         log.info("skipped %s: %s", path, reason)
@@ -222,13 +210,13 @@ def discover(
 
     while stack:
         folder, rel_folder, rules = stack.pop()
-        rules = rules.extended(rel_folder, _read_ignore_file(os.path.join(folder, ".gitignore")))
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as error:
             skip(folder, f"cannot list folder ({error.strerror})")
             continue
-        subfolders: list[tuple[str, str, _Ignore]] = []
+        rules = rules.enter(folder, rel_folder, {e.name for e in entries}, problems)
+        subfolders: list[tuple[str, str, Rules]] = []
         for entry in entries:
             rel = f"{rel_folder}/{entry.name}" if rel_folder else entry.name
             try:
@@ -238,14 +226,17 @@ def discover(
                 st = entry.stat(follow_symlinks=True)
             except OSError:
                 continue  # dangling link, or gone since the listing
-            is_dir = stat.S_ISDIR(st.st_mode)
-            if is_dir:
-                if entry.name in EXCLUDED_DIRS or rules.ignored(rel, True):
+            if stat.S_ISDIR(st.st_mode):
+                if entry.name in EXCLUDED_DIRS:
+                    continue
+                rule = rules.verdict(rel, True)
+                if rule is not None:
+                    report.drop(rule, True, False)
+                    continue
+                if is_link and (why := link_reason(real_root, entry.path, rel, config)):
+                    skip(entry.path, why)
                     continue
                 real = os.path.realpath(entry.path)
-                if is_link and not (real == real_root or real.startswith(real_root + os.sep)):
-                    skip(entry.path, "link leads out of the workspace folder")
-                    continue
                 if real in seen_dirs:
                     skip(entry.path, "folder already walked (link loop)")
                     continue
@@ -254,40 +245,34 @@ def discover(
                 seen_dirs.add(real)
                 subfolders.append((entry.path, rel, rules))
             elif stat.S_ISREG(st.st_mode):
-                spec = _language_of(entry.path, config)
-                if spec is None or rules.ignored(rel, False):
+                named = language_for_path(entry.name)
+                rule = rules.verdict(rel, False)
+                if rule is not None:
+                    report.drop(rule, False, named is not None)
                     continue
-                if is_link:
-                    real = os.path.realpath(entry.path)
-                    if not real.startswith(real_root + os.sep):
-                        skip(entry.path, "link leads out of the workspace folder")
-                        continue
+                spec = _language_of(entry.path, config)
+                if spec is None:
+                    continue
+                if is_link and (why := link_reason(real_root, entry.path, rel, config)):
+                    skip(entry.path, why)
+                    continue
+                report.kept += 1
                 yield SourceFile(entry.path, rel, spec, st.st_size, st.st_mtime_ns)
         stack.extend(reversed(subfolders))
-
-
-class SkippedFile(Exception):
-    """A file that exists but is not indexed, with the reason."""
 
 
 def read_source(path: str, max_bytes: int) -> bytes:
     """The bytes of a source file.
 
-    Raises SkippedFile (too large, binary) or OSError (gone, unreadable).
+    Raises SkippedFile (too large, binary, not a regular file) or OSError
+    (gone, unreadable).
     """
     return read_source_stat(path, max_bytes)[0]
 
 
 def read_source_stat(path: str, max_bytes: int) -> tuple[bytes, os.stat_result]:
     """`read_source`, with the file's stat as it was opened."""
-    with open(path, "rb") as f:
-        st = os.fstat(f.fileno())
-        size = st.st_size
-        if size > max_bytes:
-            raise SkippedFile(f"{size} bytes, over the {max_bytes}-byte cap")
-        data = f.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        raise SkippedFile(f"over the {max_bytes}-byte cap")
+    data, st = read_regular(path, max_bytes)
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
         raise SkippedFile("binary (NUL byte)")
     if len(data) > MINIFIED_MIN_BYTES and len(data) / (data.count(b"\n") + 1) > MINIFIED_LINE:

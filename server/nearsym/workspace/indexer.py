@@ -41,7 +41,7 @@ from nearsym.core.proximity import directory_distance
 from nearsym.index.cache import Cache
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace.config import Config
-from nearsym.workspace.discovery import SourceFile, discover
+from nearsym.workspace.discovery import SourceFile, WalkReport, discover
 from nearsym.workspace.pool import OK, Parsed, Result, Workers, decode_result, parse_one
 
 log = logging.getLogger(__name__)
@@ -142,6 +142,8 @@ class ColdStats:
     languages: dict[str, LanguageStats] = field(default_factory=dict)
     """Per language, the files parsed or read from the cache file by file
     (a snapshot's files are not counted)."""
+    walk: WalkReport = field(default_factory=WalkReport)
+    """What the walk kept and what ignore rules dropped."""
 
     @property
     def changed(self) -> bool:
@@ -284,7 +286,7 @@ def index_namespace(
             try:
                 if walk_gate is not None and not walk_gate.wait(GATE_SECONDS):
                     log.warning("the file watcher is not ready; walking %s anyway", root)
-                walked.extend(discover(root, config))
+                walked.extend(discover(root, config, report=stats.walk))
             finally:
                 walk_done.set()
 

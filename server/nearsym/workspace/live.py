@@ -21,8 +21,8 @@ Rules, strongest first:
 - a disk event re-reads the file and asks the same question a walk asks
   (`workspace.indexable`), so ignored, excluded and non-source files stay
   out; a deleted folder takes every file under it;
-- a `.gitignore` or `.git/info/exclude` change re-walks its namespace, as
-  it can change which files belong at all.
+- a `.gitignore`, `.ignore`, `.git/info/exclude` or `.git` change re-walks
+  its namespace, as it can change which files belong at all.
 
 Not here: debouncing (the server does that, as it owns the clock) and
 tree-sitter's incremental reparse (a whole-file reparse of one buffer is
@@ -64,8 +64,9 @@ Extract = Callable[[bytes, Any, str, str], Any]
 
 
 def _is_rule_file(path: str) -> bool:
-    """`.gitignore` anywhere, or `.git/info/exclude`: they decide membership."""
-    return os.path.basename(path) == ".gitignore" or path.endswith(
+    """`.gitignore` or `.ignore` anywhere, `.git/info/exclude`, or a `.git`
+    itself (a repository made or removed): they decide membership."""
+    return os.path.basename(path) in (".gitignore", ".ignore", ".git") or path.endswith(
         os.path.join(".git", "info", "exclude")
     )
 
