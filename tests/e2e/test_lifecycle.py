@@ -114,6 +114,7 @@ async def during_rewalk(root: Path) -> RawClient:
     root.mkdir()
     (root / "kept.py").write_text("def kept_here():\n    pass\n")
     write_tree(root / "ignored", 1200)
+    (root / ".git").mkdir()  # .gitignore applies in a repository
     (root / ".gitignore").write_text("ignored/\n")
     client = await RawClient.start(stderr=True)
     await initialize(client, root, WATCHING)

@@ -35,6 +35,7 @@ async def test_a_query_answers_while_a_gitignore_rewalk_runs(tmp_path: Path) -> 
     root.mkdir()
     (root / "kept.py").write_text("def kept_here():\n    pass\n")
     write_tree(root / "ignored", 1200, prefix="unignored")
+    (root / ".git").mkdir()  # .gitignore applies in a repository
     (root / ".gitignore").write_text("ignored/\n")
     client = await RawClient.start(stderr=True)
     try:

@@ -113,7 +113,7 @@ def test_a_file_replaced_by_a_fifo_is_skipped_not_waited_for(tmp_path: Path) -> 
     FIFO with no writer (a plain open() would wait for one forever)."""
     import threading
 
-    from nearsym.workspace.indexer import SKIPPED, parse_one
+    from nearsym.workspace.pool import SKIPPED, parse_one
 
     os.mkfifo(tmp_path / "swapped.py")
     result: list[tuple[object, ...]] = []
