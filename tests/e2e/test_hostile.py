@@ -165,6 +165,19 @@ async def edit_through_the_link(client: RawClient, root: Path) -> None:
     await asyncio.sleep(0.5)
 
 
+def late_nul(root: Path) -> None:
+    kept(root)
+    text = "def before_nul():\n    pass\n" + "x = 1\n" * 2000 + "s = '\0'\n"
+    write(root, "nul.py", text + "def after_nul():\n    pass\n")
+
+
+def unclosed_brackets(root: Path) -> None:
+    kept(root)
+    # One a line: a single line of them would be skipped as minified.
+    text = "x = " + "[\n" * 100_000 + "def lost_after_brackets():\n    pass\n"
+    write(root, "broken.py", text)
+
+
 CASES = [
     Case("fifo .gitignore at the root", fifo_gitignore(".gitignore"), ["kept_definition"]),
     Case(
@@ -229,6 +242,13 @@ CASES = [
         "file names that are not UTF-8",
         not_utf8_names,
         ["bytes_named_definition", "inner_bytes_definition"],
+    ),
+    Case("a NUL byte late in a .py file", late_nul, ["before_nul", "after_nul"]),
+    Case(
+        "100,000 unclosed brackets in a .py file",
+        unclosed_brackets,
+        ["kept_definition"],
+        ["lost_after_brackets"],
     ),
     Case(
         "a watch event through a link out of the root",

@@ -28,6 +28,7 @@ recovered.
 
 from __future__ import annotations
 
+import logging
 import re
 from array import array
 from dataclasses import dataclass
@@ -40,6 +41,8 @@ from nearsym.extract.deprecation import is_deprecated, marks_deprecation
 from nearsym.extract.folds import parse, skim_matches, spelled_tokens
 from nearsym.extract.grammar import load_grammar, node_text
 from nearsym.extract.languages import CAPTURE_KINDS, LanguageSpec
+
+log = logging.getLogger(__name__)
 
 _CLASS_LIKE = frozenset({Kind.CLASS, Kind.INTERFACE, Kind.STRUCT, Kind.ENUM})
 _CALLABLE = frozenset({Kind.FUNCTION, Kind.METHOD})
@@ -87,14 +90,19 @@ def extract_symbols(source: bytes, spec: LanguageSpec, root: str, path: str) -> 
 
     `root` and `path` (relative, `/`-separated) are stored on each symbol.
     Never raises on bad source: invalid UTF-8 is replaced, syntax errors yield
-    what tree-sitter recovered.
+    what tree-sitter recovered; a file too broken to query (`TooBroken`)
+    yields nothing, with a log line.
     """
-    return extract_defs(source, spec).symbols(root, path)
+    try:
+        return extract_defs(source, spec).symbols(root, path)
+    except TooBroken as why:
+        log.warning("skipped %s: %s", path, why)
+        return []
 
 
 def extract_defs(source: bytes, spec: LanguageSpec) -> FileDefs:
     """Every definition in `source`, in file order, as columns (what an
-    indexing worker sends back and the cache stores)."""
+    indexing worker sends back and the cache stores). Raises TooBroken."""
     definitions = _definitions(source, spec)
     names: list[str] = []
     containers: list[str] = []
@@ -124,10 +132,46 @@ def extract_defs(source: bytes, spec: LanguageSpec) -> FileDefs:
     return FileDefs(spec.name, tuple(names), tuple(containers), bytes(kinds), spans)
 
 
+class TooBroken(ValueError):
+    """A file whose tree is too broken to query in bounded time."""
+
+
+MAX_CONTAINER_CHARS = 256
+"""A container longer than this keeps only its innermost parts: 20,000
+nested JavaScript functions would otherwise each hold the names of all
+their parents (4 GB of strings; the deepest hand-written nesting in the
+kernel, the JDK and CPython qualifies in under 100 characters)."""
+MAX_STRAY_NODES = 10_000
+"""A tree whose top-level syntax errors hold more nodes than this is not
+queried: tree-sitter's query time grows with their square (100,000
+unclosed `[` in Python: 150 s, and no definition after them recovered;
+20,000: 3.5 s). A guess at what no real source reaches; `nearsym index
+--stats` on the kernel counts the files it skips."""
+
+
+def _qualified(container: str, name: str) -> str:
+    """`container.name`, cut to its innermost `MAX_CONTAINER_CHARS`."""
+    joined = f"{container}.{name}" if container else name
+    if len(joined) <= MAX_CONTAINER_CHARS:
+        return joined
+    tail = joined[-MAX_CONTAINER_CHARS:]
+    return tail[tail.find(".") + 1 :] if "." in tail else tail
+
+
 def _definitions(source: bytes, spec: LanguageSpec) -> list[_Definition]:
     grammar = load_grammar(spec)
+    if b"\0" in source:
+        # Tree-sitter's lexers read a NUL byte as the end of the input: the
+        # definitions after one would be lost. A space keeps every offset.
+        source = source.replace(b"\0", b" ")
     hits = spelled_tokens(source, grammar.inner) if spec.skim is not None else []
     tree = parse(source, spec, hits)
+    root = tree.root_node
+    if root.has_error:
+        tops = [root] if root.is_error else [c for c in root.children if c.is_error]
+        stray = sum(node.child_count for node in tops)
+        if stray > MAX_STRAY_NODES:
+            raise TooBroken(f"{stray} nodes in syntax errors at the top level; not extracted")
 
     chosen: dict[tuple[int, int], tuple[int, _Definition]] = {}
     holders: list[_Definition] = []
@@ -181,9 +225,7 @@ def _definitions(source: bytes, spec: LanguageSpec) -> list[_Definition]:
             else:
                 parent = stack[-1][2] if stack else None
             if parent is not None:
-                d.container = (
-                    f"{parent.container}.{parent.name}" if parent.container else parent.name
-                )
+                d.container = _qualified(parent.container, parent.name)
                 if parent.kind in _CLASS_LIKE and d.kind is Kind.FUNCTION:
                     d.kind = Kind.METHOD
                 d.local = parent.local or parent.kind in _CALLABLE

@@ -40,7 +40,7 @@ from enum import Enum
 from typing import Any, TypeVar
 
 from nearsym.core.filedefs import FileDefs
-from nearsym.extract.definitions import extract_symbols
+from nearsym.extract.definitions import TooBroken, extract_symbols
 from nearsym.index.namespace import Namespace
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace.config import Config
@@ -165,7 +165,7 @@ class LiveWorkspace:
         try:
             data = read_source(sf.path, self.config.max_file_bytes)
             return list(extract_symbols(data, sf.language, ns.root, sf.rel))
-        except (SkippedFile, OSError) as why:
+        except (SkippedFile, TooBroken, OSError) as why:
             return why
 
     @_locked
@@ -288,7 +288,12 @@ class LiveWorkspace:
                 log.info("buffer %s is over maxFileBytes; not indexed", path)
                 parsed.append((ns, sf.rel, None))
             else:
-                parsed.append((ns, sf.rel, self.extract(text, sf.language, ns.root, sf.rel)))
+                try:
+                    symbols = self.extract(text, sf.language, ns.root, sf.rel)
+                except TooBroken as why:
+                    log.info("buffer %s not indexed: %s", path, why)
+                    symbols = None
+                parsed.append((ns, sf.rel, symbols))
         return parsed
 
     def _install_buffer(self, parsed: list[tuple[Namespace, str, Any]]) -> None:

@@ -49,9 +49,12 @@ def parse_one(path: str, rel: str, language: str, max_bytes: int) -> Parsed:
         return (rel, SKIPPED, -1, 0, b"unknown language")
     try:
         data, st = read_source_stat(path, max_bytes)
-        from nearsym.extract.definitions import extract_defs
+        from nearsym.extract.definitions import TooBroken, extract_defs
 
-        return (rel, OK, st.st_size, st.st_mtime_ns, extract_defs(data, spec).encode())
+        try:
+            return (rel, OK, st.st_size, st.st_mtime_ns, extract_defs(data, spec).encode())
+        except TooBroken as why:
+            return (rel, SKIPPED, -1, 0, str(why).encode())
     except SkippedFile as why:
         return (rel, SKIPPED, -1, 0, str(why).encode())
     except OSError as error:
