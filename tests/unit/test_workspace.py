@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from nearsym.workspace.config import Config
-from nearsym.workspace.discovery import SkippedFile, discover, read_source
+from nearsym.workspace.discovery import SkippedFile, discover, indexable, read_source
 
 
 def write(root: Path, rel: str, text: str = "def f(): pass\n") -> None:
@@ -129,3 +129,28 @@ def test_a_file_replaced_by_a_fifo_is_skipped_not_waited_for(tmp_path: Path) -> 
     os.symlink("/dev/zero", tmp_path / "zero.py")
     with pytest.raises(SkippedFile, match="character device"):
         read_source(str(tmp_path / "zero.py"), 1000)
+
+
+def test_one_link_rule_for_walks_events_and_buffers(tmp_path: Path) -> None:
+    """With followSymlinks, a file reached through a link out of the root
+    is neither walked nor indexed from a disk event or a buffer."""
+    from nearsym.workspace.live import Change, LiveWorkspace
+
+    root = tmp_path / "root"
+    write(root, "a.py", "def inside(): pass\n")
+    write(tmp_path, "outside/secret.py", "def secret(): pass\n")
+    os.symlink(tmp_path / "outside", root / "ext")
+    os.symlink(root / "a.py", root / "alias.py")
+    config = Config(follow_symlinks=True)
+    assert found(root, config) == ["a.py", "alias.py"]
+    secret = str(root / "ext" / "secret.py")
+    assert indexable(str(root), secret, config) is None
+    assert indexable(str(root), secret, config, must_exist=False) is None
+    assert indexable(str(root), str(root / "alias.py"), config) is not None
+    assert indexable(str(root), str(root / "alias.py"), Config()) is None
+    live = LiveWorkspace(config)
+    ns = live.add_root(str(root))
+    live.index_all(ns)
+    live.disk_changed([(Change.CHANGED, secret)])
+    live.open_buffer(str(root / "ext" / "new.py"), b"def typed_outside(): pass\n")
+    assert sorted(ns.index.files) == ["a.py", "alias.py"]
