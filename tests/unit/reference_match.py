@@ -85,14 +85,21 @@ def align(typed: str, name: str, smart_case: bool = True) -> Alignment | None:
             return bases[j] - a.CASE_MISMATCH
         return bases[j]
 
+    def fresh(j: int) -> float:
+        return max(a.SCORE_RUN, min(bases[j], a.RUN_CARRY))
+
     ends = [j for j in range(earliest[0], latest[0] + 1) if lower[j] == query[0]]
     scores = [landing(j, 0) for j in ends]
+    carries = [fresh(j) for j in ends]
     levels: list[tuple[list[int], list[int]]] = [(ends, [])]
+    starts = word_starts(name)
     for i in range(1, m_):
         nxt_ends: list[int] = []
         nxt_scores: list[float] = []
+        nxt_carries: list[float] = []
         backs: list[int] = []
         at, lead, lead_at = 0, -1e18, -1
+        flat, flat_at = -1e18, -1
         for j in range(earliest[i], latest[i] + 1):
             if lower[j] != query[i]:
                 continue
@@ -100,6 +107,8 @@ def align(typed: str, name: str, smart_case: bool = True) -> Alignment | None:
                 value = scores[at] + a.GAP_EXTEND * ends[at]
                 if value > lead:
                     lead, lead_at = value, at
+                if scores[at] > flat:
+                    flat, flat_at = scores[at], at
                 at += 1
             top, back = -1e9, -1
             here = landing(j, i)
@@ -107,18 +116,24 @@ def align(typed: str, name: str, smart_case: bool = True) -> Alignment | None:
                 k = ends[lead_at]
                 top = scores[lead_at] + here - a.GAP_OPEN - a.GAP_EXTEND * (j - k - 2)
                 back = lead_at
+            if flat_at >= 0 and starts[j]:
+                cand = scores[flat_at] + here - a.GAP_TO_WORD
+                if cand > top:
+                    top, back = cand, flat_at
+            carry = fresh(j)
             if at < len(ends) and ends[at] == j - 1:
                 case = a.CASE_MISMATCH if smart and name[j] != typed[i] else 0.0
-                cand = scores[at] + max(a.SCORE_RUN - case, here)
+                cand = scores[at] + max(carries[at] - case, here)
                 if cand > top:
-                    top, back = cand, at
+                    top, back, carry = cand, at, carries[at]
             if back >= 0:
                 nxt_ends.append(j)
                 nxt_scores.append(top)
+                nxt_carries.append(carry)
                 backs.append(back)
         if not nxt_ends:
             return None
-        ends, scores = nxt_ends, nxt_scores
+        ends, scores, carries = nxt_ends, nxt_scores, nxt_carries
         levels.append((ends, backs))
     top_at = max(range(len(ends)), key=lambda n: (scores[n], -n))
     positions = [ends[top_at]]
@@ -151,24 +166,31 @@ def quadratic_align(
             return a.SCORE_START - case
         return (a.SCORE_WORD if starts[j] else a.SCORE_SKIP) - case
 
-    best = {j: (landing(j, 0), -1) for j in occurs[query[0]]}
+    def fresh(j: int) -> float:
+        base = a.SCORE_START if j == 0 else (a.SCORE_WORD if starts[j] else a.SCORE_SKIP)
+        return max(a.SCORE_RUN, min(base, a.RUN_CARRY))
+
+    best = {j: (landing(j, 0), -1, fresh(j)) for j in occurs[query[0]]}
     trail = [best]
     for i in range(1, len(query)):
-        nxt: dict[int, tuple[float, int]] = {}
+        nxt: dict[int, tuple[float, int, float]] = {}
         for j in occurs.get(query[i], ()):
-            top, back = -1e9, -1
-            for k, (score, _) in best.items():
+            top, back, carry = -1e9, -1, fresh(j)
+            for k, (score, _, carried) in best.items():
                 if k >= j:
                     continue
                 if k == j - 1:
                     case = a.CASE_MISMATCH if smart_case and name[j] != typed[i] else 0.0
-                    cand = score + max(a.SCORE_RUN - case, landing(j, i))
-                else:
-                    cand = score + landing(j, i) - a.GAP_OPEN - a.GAP_EXTEND * (j - k - 2)
+                    cand = score + max(carried - case, landing(j, i))
+                    if cand > top:
+                        top, back, carry = cand, k, carried
+                    continue
+                cost = a.GAP_TO_WORD if starts[j] else a.GAP_OPEN + a.GAP_EXTEND * (j - k - 2)
+                cand = score + landing(j, i) - cost
                 if cand > top:
-                    top, back = cand, k
+                    top, back, carry = cand, k, fresh(j)
             if back >= 0:
-                nxt[j] = (top, back)
+                nxt[j] = (top, back, carry)
         if not nxt:
             return None
         best = nxt
@@ -210,8 +232,9 @@ def score_name(query: str, name: str, tail: bool = True, smart_case: bool = True
     scores = [score_single(t, name, tail, smart_case) for t in tokens]
     if min(scores) == 0.0:
         return whole
-    counted = [sc for t, sc in zip(tokens, scores, strict=True) if len(t) >= 2] or scores
-    return max(whole, min(m.NON_EXACT_CAP, sum(counted) / len(counted)))
+    weights = [len(t) for t in tokens]
+    mean = sum(w * sc for w, sc in zip(weights, scores, strict=True)) / sum(weights)
+    return max(whole, min(m.NON_EXACT_CAP, mean))
 
 
 @dataclass(slots=True)

@@ -26,8 +26,11 @@ def score_symbol_name(query: str, name: str, container: str, smart_case: bool = 
     return NameMatcher(Query.parse(query), smart_case).both(name, container)[0]
 
 
-def score_name(query: str, name: str) -> float:
-    return score_symbol_name(query, name, "")
+def score_name(query: str, name: str, tail: bool = True) -> float:
+    """The name score, or with `tail=False` its shape (what the rank
+    compares first)."""
+    both = NameMatcher(Query.parse(query)).both(name, "")
+    return both[0] if tail else both[1]
 
 
 def starts_of(name: str) -> tuple[bool, ...]:
@@ -92,10 +95,26 @@ def test_non_exact_never_reaches_exact() -> None:
     assert 0 < score_name("reg", "register") <= NON_EXACT_CAP < EXACT_IGNORING_CASE_SCORE
 
 
-def test_one_character_words_must_match_but_do_not_carry_the_score() -> None:
+def test_words_must_all_match_and_count_by_their_length() -> None:
     assert score_name("parse x", "parse_thing") == 0.0
     assert score_name("parse t", "parse_thing") >= score_name("parse", "parse_thing")
-    assert score_name("a b", "alpha_beta") > score_name("ab", "alpha_beta")
+    assert score_name("a b", "alpha_beta") >= score_name("ab", "alpha_beta")
+    # A one-letter word is weighed by its length: it must land well too, so
+    # `add_o` prefers `add_object_type` (on a word) to `add_row` (inside one).
+    assert score_name("add_o", "add_object_type", tail=False) > score_name(
+        "add_o", "add_row", tail=False
+    )
+
+
+def test_initials_earn_as_much_as_a_prefix() -> None:
+    # Skipping to a word start is not scattering; a run begun on a word
+    # start keeps the word's points.
+    assert score_name("CE", "ConfigError", tail=False) > score_name("CE", "Cell", tail=False)
+    assert score_name("ST", "StringTransport", tail=False) >= score_name("ST", "STAR", tail=False)
+    assert score_name("add", "add_task", tail=False) == score_name(
+        "add", "AttributeDocumenterDirective", tail=False
+    )
+    assert score_name("add", "add_task", tail=False) > score_name("add", "xadd", tail=False)
 
 
 def test_split_words() -> None:

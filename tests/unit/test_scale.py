@@ -20,9 +20,10 @@ import pytest
 
 from nearsym.core.filedefs import FileDefs
 from nearsym.core.model import Kind, Span, Symbol
+from nearsym.core.typos import TYPO_MIN_LENGTH, one_edit
 from nearsym.core.words import is_subsequence
 from nearsym.index.cache import Cache
-from nearsym.index.retrieval import _Retrieval
+from nearsym.index.retrieval import TYPOS_BELOW, _Retrieval
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace.config import Config
 from nearsym.workspace.indexer import (
@@ -82,7 +83,14 @@ def test_retrieval_over_segments_matches_brute_force(seed: int) -> None:
     for query in ["get", "spin_lock", "sl", "gfs", "HC", "x", "tus", "zzz", "Lock", "irqsave"]:
         q = query.lower()
         pool = index.candidates(query, 10_000)
-        expected = {(s.path, s.span.line) for s in every if is_subsequence(q, s.name.lower())}
+        true = [s for s in every if is_subsequence(q, s.name.lower())]
+        expected = {(s.path, s.span.line) for s in true}
+        if (
+            len(true) < TYPOS_BELOW
+            and len(q) >= TYPO_MIN_LENGTH
+            and all(s.name.lower() != q for s in true)
+        ):  # few true matches: the names one edit away come after them
+            expected |= {(s.path, s.span.line) for s in every if one_edit(q, s.name.lower())}
         assert {(s.path, s.span.line) for s in pool} == expected, query
         # exact names first, then shorter names before longer ones per tier
         exact = [s for s in pool if s.name.lower() == q]

@@ -15,13 +15,16 @@ beginnings and for running on from them, and charges it for scattering.
   of `HTTPS` in `HTTPSServer` only by luck.
 - Each matched character earns points by where it lands: the start of the
   name (`SCORE_START`), the start of a word (`SCORE_WORD`, see
-  `words.word_starts`), continuing a run (`SCORE_RUN`), and least when
-  reached by skipping into the middle of a word (`SCORE_SKIP`). Characters
-  skipped between two matched characters cost a gap (`GAP_OPEN` plus
-  `GAP_EXTEND` per further character); characters skipped before the first
-  match are free (people start anywhere); every character the name has
-  beyond the query costs `TAIL`, so a shorter name wins when all else is
-  equal.
+  `words.word_starts`), continuing a run (`SCORE_RUN`, or the points of
+  the word start the run began on, up to `RUN_CARRY`: a prefix of a word
+  is as good evidence as the initials of several), and least when reached
+  by skipping into the middle of a word (`SCORE_SKIP`). Characters skipped
+  before a word start cost `GAP_TO_WORD` (nothing: typing the initials of a
+  name, `CE` for `ConfigError`, is not scattering); skipped before the
+  middle of a word, they cost a gap (`GAP_OPEN` plus `GAP_EXTEND` per
+  further character); characters skipped before the first match are free
+  (people start anywhere); every character the name has beyond the query
+  costs `TAIL`, so a shorter name wins when all else is equal.
 
 The names are laid out as rows of a code point matrix (`words.name_matrix`)
 and the programme runs one query character at a time over all rows and
@@ -29,13 +32,17 @@ positions together, in numpy:
 
     level 0:  score[j] = landing(j)                     where name[j] == q[0]
     level i:  score[j] = max(run, gap)                  where name[j] == q[i]
-              run = score'[j-1] + max(SCORE_RUN, landing(j))
+              run = score'[j-1] + max(carry'[j-1], landing(j))
+              gap = score'[k] + landing(j) - GAP_TO_WORD    (j a word start)
+                    for the k <= j-2 maximising score'[k]
               gap = score'[k] + landing(j) - GAP_OPEN - GAP_EXTEND * (j-k-2)
                     for the k <= j-2 maximising score'[k] + GAP_EXTEND * k
+              carry[j] = carry'[j-1] after a run, else
+                         max(SCORE_RUN, min(landing(j), RUN_CARRY))
     raw      = max_j score[j] at the last level, less the tail
 
-(`score'` is the level before.) The gap's cost is linear in the distance,
-so the best gap predecessor is a running maximum, and a level costs a few
+(`score'` is the level before.) Both gap costs are linear in the distance
+(or flat), so the best gap predecessor is a running maximum, and a level costs a few
 passes over the matrix instead of a quadratic search. Ties are broken to
 the left: the leftmost best gap predecessor, the gap over an equal run, the
 leftmost best end; the positions of `explain()` follow the same choices.
@@ -83,6 +90,16 @@ scattered hit should not be worth a boundary hit (SCORE_WORD - GAP_OPEN
 > SCORE_SKIP)."""
 GAP_EXTEND = 0.1
 """Each further skipped character: long gaps cost a little more than short."""
+RUN_CARRY = SCORE_WORD
+"""The most a run's later characters earn: the points of the word start it
+began on (a run begun on the name's start earns a word's). With 2 (runs
+earn `SCORE_RUN` whatever their start) prefixes lost to initials: DEVLARGE
+prefix3 MRR 0.215 against 0.540 (`nearsym eval`)."""
+GAP_TO_WORD = 0.0
+"""Cost of skipping to the start of a word, whatever the distance: typing
+the initials of a name (`CE` for `ConfigError`) is not scattering. Charged
+`GAP_OPEN` like any gap (before), initials MRR was 0.397 on DEVLARGE, 0.686
+on DEV; free, 0.700 and 0.814 (`nearsym eval`, with the initials tier)."""
 TAIL = 0.03
 """Per character of name beyond the query's length. Small: it only separates
 names whose alignments are equally good (`reg` -> `register` before
@@ -175,7 +192,8 @@ def _align_rows(
     width = chars.shape[1]
     # (Cells past a name's end match no query character, so what they
     # would earn never counts.)
-    bases = np.where(word_starts(chars, lengths), SCORE_WORD, SCORE_SKIP)
+    starts = word_starts(chars, lengths)
+    bases = np.where(starts, SCORE_WORD, SCORE_SKIP)
     bases[:, 0] = SCORE_START
     smart = smart_case and typed != query
 
@@ -197,6 +215,11 @@ def _align_rows(
 
     here, _ = landing(0)
     scores = np.where(equal(folded, query[0]), here, _NEG)
+    # What the next character earns by continuing the run ending here: a
+    # run begun on a word start keeps earning the word's points (`add` hits
+    # `add_task` as well as the initials of `AttributeDocumenterDirective`).
+    fresh = np.maximum(SCORE_RUN, np.minimum(bases, RUN_CARRY))
+    carry = fresh
     choices: list[tuple[NDArray[np.bool_], NDArray[np.int64]]] = []
     for i in range(1, m):
         here, mismatch = landing(i)
@@ -213,13 +236,30 @@ def _align_rows(
         kk = np.where(has_lead, k, 0)
         gap = scores[rows, kk] + here - GAP_OPEN - GAP_EXTEND * (columns - kk - 2)
         gap = np.where(has_lead, gap, _NEG)
+        # A gap that lands on a word start costs `GAP_TO_WORD` whatever its
+        # length: its predecessor is the leftmost best score over k <= j - 2.
+        flat = np.maximum.accumulate(scores, axis=1)
+        flat_before = np.full_like(flat, _NEG)
+        flat_before[:, 1:] = flat[:, :-1]
+        flat_lead = np.maximum.accumulate(np.where(scores > flat_before, columns, -1), axis=1)
+        kw = np.full_like(flat_lead, -1)
+        kw[:, 2:] = flat_lead[:, :-2]
+        has_word = (kw >= 0) & starts
+        kwk = np.where(has_word, kw, 0)
+        to_word = np.where(has_word, scores[rows, kwk] + here - GAP_TO_WORD, _NEG)
+        better = to_word > gap
+        gap = np.where(better, to_word, gap)
+        kk = np.where(better, kwk, kk)
         # The run predecessor: the alignment ending at j - 1.
         previous = np.full_like(scores, _NEG)
         previous[:, 1:] = scores[:, :-1]
-        run_points = np.where(mismatch, SCORE_RUN - CASE_MISMATCH, SCORE_RUN)
+        carried = np.full_like(carry, SCORE_RUN)
+        carried[:, 1:] = carry[:, :-1]
+        run_points = np.where(mismatch, carried - CASE_MISMATCH, carried)
         run = previous + np.maximum(run_points, here)
         is_run = run > gap
         scores = np.where(equal(folded, query[i]), np.where(is_run, run, gap), _NEG)
+        carry = np.where(is_run, carried, fresh)
         if trace:
             choices.append((is_run, kk))
     best_raw = scores.max(axis=1)

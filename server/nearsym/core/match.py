@@ -18,9 +18,10 @@ A definition is read in the ways a person may have meant it:
   qualified name `container.name`, and is exact when it equals a dotted
   suffix of it (`Inner.m` is exact for `Outer.Inner.m`);
 - otherwise the name is scored, whole (whitespace removed) and word by
-  word (every word must match; the mean of the words' scores, where
-  one-character words must match but count only when every word is one
-  character), the better reading winning; and the owner's reading
+  word (every word must match; the mean of the words' scores weighed by
+  their lengths, so a one-letter word counts a little: `add_o` lands its
+  `o` on the word `object` of `add_object_type`, inside `row` of
+  `add_row`), the better reading winning; and the owner's reading
   `container.name` counts too, at `QUALIFIED_DISCOUNT` (`SyncQueue` finds
   `SyncQueue.push` at half weight).
 
@@ -30,9 +31,10 @@ alignment); one definition is a pool of one. Each score comes with and
 without the tail penalty (the length of the name): the rank compares the
 shape of the match first and the length only later.
 
-Deliberately not handled here: typo tolerance (a name that does not contain
-the query scores 0), and anything about paths or closeness (see `proximity`
-and `rank`).
+A name one edit from the query (`typos`) that is not a true match scores
+`typos.TYPO_SCORE`, below every true match: the fallback retrieval adds
+such names when true matches are few. Deliberately not handled here:
+anything about paths or closeness (see `proximity` and `rank`).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from numpy.typing import NDArray
 from nearsym.core.align import align
 from nearsym.core.model import qualified
 from nearsym.core.query import Query
+from nearsym.core.typos import TYPO_MIN_LENGTH, TYPO_SCORE, one_edit
 from nearsym.core.words import is_subsequence
 
 EXACT_SCORE = 1.0
@@ -101,6 +104,7 @@ def name_evidence(query: Query) -> Callable[[str, str], bool]:
     joined = query.folded
     if not joined:
         return lambda name, container: False
+    typos = len(joined) >= TYPO_MIN_LENGTH
 
     # A name answers alone, whatever its owner: decided once per name (an
     # exact pool holds thousands of rows of one name).
@@ -109,7 +113,9 @@ def name_evidence(query: Query) -> Callable[[str, str], bool]:
     def plain(name: str, container: str) -> bool:
         alone = by_name.get(name)
         if alone is None:
-            alone = by_name[name] = is_subsequence(joined, name.lower())
+            low = name.lower()
+            alone = is_subsequence(joined, low) or (typos and one_edit(joined, low))
+            by_name[name] = alone
         if alone:
             return True
         return bool(container) and is_subsequence(joined, f"{container}.{name}".lower())
@@ -126,7 +132,6 @@ class NameMatcher:
         self.query = query
         self.smart_case = smart_case
         self.low_target = query.target.lower()
-        self.counted = [len(t) >= 2 for t in query.words]
         self._both: dict[tuple[str, str], tuple[float, float]] = {}
 
     def prime(self, pairs: Iterable[tuple[str, str]]) -> None:
@@ -159,7 +164,14 @@ class NameMatcher:
                     discounted = QUALIFIED_DISCOUNT * float(owner[1 + v][k])
                     if discounted > out[v][i]:
                         out[v][i] = discounted
+        for i, (name, _) in enumerate(pairs):
+            if out[0][i] == 0.0 and self._typo(name):
+                out[0][i] = out[1][i] = TYPO_SCORE
         return out[0], out[1]
+
+    def _typo(self, name: str) -> bool:
+        folded = self.query.folded
+        return len(folded) >= TYPO_MIN_LENGTH and one_edit(folded, name.lower())
 
     def explain(self, name: str, container: str, positions: bool = False) -> NameEvidence:
         """The name score of one definition with the reading that produced
@@ -180,6 +192,8 @@ class NameMatcher:
                 score, reading, matched = discounted[0], "owner (discounted)", f"{container}.{name}"
             if shape < QUALIFIED_DISCOUNT * EXACT_SCORE and discounted[1] > shape:
                 shape = discounted[1]
+        if score == 0.0 and self._typo(name):
+            return NameEvidence(TYPO_SCORE, TYPO_SCORE, "typo (one edit)", name)
         return NameEvidence(score, shape, reading, matched, self._where(query.compact, matched))
 
     def _where(self, typed: str, matched: str) -> tuple[int, ...]:
@@ -229,13 +243,13 @@ class NameMatcher:
         lowest = parts[0][0]
         for p in parts[1:]:
             lowest = np.minimum(lowest, p[0])
-        counted = [p for p, c in zip(parts, self.counted, strict=True) if c] or parts
+        weights = [float(len(t)) for t in words]
         out = []
         for v, whole in ((0, whole_t), (1, whole_n)):
-            total = counted[0][v]
-            for p in counted[1:]:
-                total = total + p[v]  # in order, as `sum` adds
-            mean = total / len(counted)
+            total = weights[0] * parts[0][v]
+            for w, p in zip(weights[1:], parts[1:], strict=True):
+                total = total + w * p[v]  # in order, as `sum` adds
+            mean = total / sum(weights)
             joined = np.maximum(whole, np.minimum(NON_EXACT_CAP, mean))
             out.append(np.where((whole_t == 0.0) | (lowest == 0.0), whole, joined))
         return out[0], out[1]

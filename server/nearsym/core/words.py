@@ -132,6 +132,12 @@ def starts_of(name: str) -> tuple[bool, ...]:
     return tuple(word_starts(chars, lengths)[0].tolist())
 
 
+def name_initials(name: str) -> str:
+    """The first character of each word of `name`, lower-cased:
+    `ConfigError` -> `ce`, `register_blueprint` -> `rb`."""
+    return "".join(c for c, s in zip(name, starts_of(name), strict=True) if s).lower()
+
+
 def split_words(text: str) -> tuple[str, ...]:
     """Split an identifier or query into words: `getUserId` -> get, User, Id;
     `search document` -> search, document; `HTTPServer` -> HTTP, Server."""

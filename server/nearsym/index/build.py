@@ -22,6 +22,7 @@ from nearsym.index.encoding import (
     U8,
     U16,
     U32,
+    initials,
     joined,
     pack_starts,
     pack_trigrams,
@@ -169,6 +170,14 @@ def build(
     # a scan reads memory front to back.
     masks = masks[by_length]
     tri_suffix_order = np.argsort(tri_codes & U32(0xFFFF), kind="stable").astype(U32)
+    # Word initials of the names of two words or more (`AC` reaches
+    # `AsyncClient`); a name of one word is reached by its prefix.
+    codes, numbers = initials(joined(entries))
+    several = np.flatnonzero(numbers >= 2)
+    ini_order = np.argsort(codes[several], kind="stable")
+    ini_ids = several[ini_order].astype(U32)
+    ini_codes = codes[ini_ids].astype(U32)
+    del codes, numbers, several, ini_order
     tri_suffix = (tri_codes[tri_suffix_order] & U32(0xFFFF)).astype(U32)
     # Containers: lower-cased, masks, and their rows, for the owner tier
     # (`SyncQueue` reaches `SyncQueue.push`). Rows without a container
@@ -230,6 +239,8 @@ def build(
         by_length=by_length,
         tri_suffix=tri_suffix,
         tri_suffix_order=tri_suffix_order,
+        ini_codes=ini_codes,
+        ini_ids=ini_ids,
         cont_off=cont_off,
         cont_lengths=cont_lengths,
         cont_masks=cont_masks,

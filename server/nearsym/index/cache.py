@@ -55,7 +55,7 @@ from nearsym.index.allocator import trim
 
 log = logging.getLogger(__name__)
 
-FORMAT = 13
+FORMAT = 14
 """Bumped whenever what a stored record means changes (12: the kind byte
 carries the deprecated bit; 13: paths as bytes, a CRC-32 per row and per
 snapshot part, a key per settings), so an older cache is discarded, not

@@ -217,3 +217,73 @@ def sorted_unique(a: Any, universe: int = 0) -> Any:
         return np.flatnonzero(marks).astype(a.dtype)
     a = np.sort(a)
     return a[np.concatenate(([True], a[1:] != a[:-1]))]
+
+
+INITIALS_KEPT = 4
+"""Initials packed per name: a 32-bit code of its first four word initials."""
+
+_SEP_BYTES = np.zeros(256, dtype=np.bool_)
+_SEP_BYTES[[ord(c) for c in "_-./:$ #\\\n"]] = True
+_UPPER_BYTES = np.zeros(256, dtype=np.bool_)
+_UPPER_BYTES[65:91] = True
+_LOWER_OR_DIGIT = np.zeros(256, dtype=np.bool_)
+_LOWER_OR_DIGIT[97:123] = True
+_LOWER_OR_DIGIT[48:58] = True
+_LOWER_BYTES = np.zeros(256, dtype=np.bool_)
+_LOWER_BYTES[97:123] = True
+_FOLD = np.arange(256, dtype=np.uint8)
+_FOLD[65:91] += 32
+
+
+def initials(blob: bytes) -> tuple[NDArray[np.uint32], NDArray[np.int64]]:
+    """Per string of a newline-joined `blob` (as written, not lower-cased):
+    its word initials, lower-cased, the first `INITIALS_KEPT` packed into a
+    code (first initial in the high byte, zero bytes after the last), and
+    how many initials it has.
+
+    Word starts are those of `words.word_starts`, read byte by byte: the
+    first byte after a separator (or the string's start), a capital after a
+    lower-case letter or digit, a capital ending a run of capitals before a
+    lower-case letter (`HTTPServer` -> h, s). Bytes past ASCII are letters
+    without case.
+    """
+    raw = np.frombuffer(blob, dtype=U8)
+    offsets = np.flatnonzero(raw == 10)
+    count = max(0, len(offsets) - 1)
+    codes = np.zeros(count, dtype=U32)
+    if count == 0:
+        return codes, np.zeros(0, dtype=np.int64)
+    sep = _SEP_BYTES[raw]
+    upper = _UPPER_BYTES[raw]
+    prev_sep = np.ones_like(sep)
+    prev_sep[1:] = sep[:-1]
+    prev_low = np.zeros_like(sep)
+    prev_low[1:] = _LOWER_OR_DIGIT[raw[:-1]]
+    prev_upper = np.zeros_like(sep)
+    prev_upper[1:] = upper[:-1]
+    next_lower = np.zeros_like(sep)
+    next_lower[:-1] = _LOWER_BYTES[raw[1:]]
+    starts = (prev_sep & ~sep) | (upper & prev_low) | (upper & prev_upper & next_lower)
+    at = np.flatnonzero(starts)
+    owner = np.searchsorted(offsets, at, side="right") - 1
+    numbers = np.bincount(owner, minlength=count).astype(np.int64)
+    first = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(numbers, out=first[1:])
+    rank = np.arange(len(at)) - first[owner]
+    kept = rank < INITIALS_KEPT
+    shift = (8 * (INITIALS_KEPT - 1 - rank[kept])).astype(U32)
+    values = _FOLD[raw[at[kept]]].astype(U32) << shift
+    np.bitwise_or.at(codes, owner[kept], values)
+    return codes, numbers
+
+
+def initials_code(text: bytes) -> tuple[int, int]:
+    """A query's initials as a code range: the codes of every name whose
+    packed initials start with `text` (at most `INITIALS_KEPT` bytes are
+    compared) lie in [low, high)."""
+    kept = text[:INITIALS_KEPT]
+    low = 0
+    for i, b in enumerate(kept):
+        low |= b << (8 * (INITIALS_KEPT - 1 - i))
+    span = 1 << (8 * (INITIALS_KEPT - len(kept)))
+    return low, low + span

@@ -17,17 +17,22 @@ distinct names ("entries") once each:
   characters the name holds, and its rows (`post`, grouped by entry, in row
   order);
 - a trigram index over the lower-cased entries: for each trigram code, the
-  sorted entries holding it (as 16-bit gaps where that is smaller).
+  sorted entries holding it (as 16-bit gaps where that is smaller);
+- an initials index: the entries of two words or more, sorted by the code
+  of their first four word initials (`encoding.initials`), 8 bytes each.
 
 The fields of `Segment` are its columns, listed once: the snapshot
 (`to_parts`, `from_parts`) and `nbytes` read that list. `build` makes
 segments and `encoding` holds the encodings.
 
-Candidate retrieval asks four questions of every segment, each answered
+Candidate retrieval asks five questions of every segment, each answered
 without a Python loop over the entries:
 
 - exact: the entries equal to the query (two bisections over the blob);
 - prefix: the entries between `q` and `q + 0xff` (two bisections);
+- initials: the entries whose initials code equals the query's, or lies
+  in the range of codes that start with it (two bisections; a query over
+  four characters is checked against each candidate's initials);
 - substring: the intersection of the query's trigram lists (verified), or
   for one or two characters the entries whose mask holds the query's;
 - subsequence: the entries whose mask holds every query character,
@@ -52,11 +57,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from nearsym.core.words import name_initials
 from nearsym.index.encoding import (
+    INITIALS_KEPT,
     STARTS_BLOCK_BITS,
     U32,
     by_length,
     char_mask,
+    initials_code,
     intersect_sorted,
     ranges,
     slices,
@@ -129,6 +137,10 @@ class Segment:
     tri_suffix: NDArray[np.uint32] = field(metadata=_ARRAY)
     tri_suffix_order: NDArray[np.uint32] = field(metadata=_ARRAY)
     """Trigram numbers by their last two bytes, and those two bytes."""
+    ini_codes: NDArray[np.uint32] = field(metadata=_ARRAY)
+    ini_ids: NDArray[np.uint32] = field(metadata=_ARRAY)
+    """The entries of two words or more by their packed initials
+    (`encoding.initials`): the codes sorted, and the entry of each."""
     # -- containers ----------------------------------------------------------------
     cont_off: NDArray[np.uint32] = field(metadata=_ARRAY)
     cont_lengths: NDArray[np.uint16] = field(metadata=_ARRAY)
@@ -214,6 +226,7 @@ class Segment:
             and len(seg.cont) in (0, len(seg.entry))
             and len(seg.cont_rows) == len(seg.cont_ids)
             and len(seg.tri_big_off) == len(seg.tri_codes)
+            and len(seg.ini_codes) == len(seg.ini_ids)
         ):
             raise ValueError("snapshot columns disagree")
         seg.live_rows = int(np.diff(seg.file_start)[seg.alive].sum()) if files else 0
@@ -466,6 +479,42 @@ class Segment:
             np.cumsum(gaps, dtype=U32, out=out[1:])
             out[1:] += self.tri_base[at]
         return out
+
+    def initials(self, q: bytes, exact: bool) -> Iterator[NDArray[np.uint32]]:
+        """Entries whose word initials are `q` (`exact`; of a query over
+        `INITIALS_KEPT` bytes, those whose first initials are its first), or
+        start with it and go on (not `exact`), shortest first, in chunks."""
+        low, high = initials_code(q)
+        codes = self.ini_codes
+        lo = int(np.searchsorted(codes, low))
+        long = len(q) >= INITIALS_KEPT  # a code holds four initials: read them all
+        if exact or long:
+            hi = int(np.searchsorted(codes, low, side="right"))
+        else:
+            lo = int(np.searchsorted(codes, low, side="right"))
+            hi = int(np.searchsorted(codes, high))
+        if hi <= lo:
+            return
+        ids = self.ini_ids[lo:hi]
+        if long:
+            wanted = q.decode("utf-8", "replace")
+            spelled = [name_initials(n) for n in self.names_of(ids)]
+            if exact:
+                ids = ids[np.asarray([w == wanted for w in spelled], dtype=bool)]
+            else:
+                keep = [w != wanted and w.startswith(wanted) for w in spelled]
+                ids = ids[np.asarray(keep, dtype=bool)]
+            if not len(ids):
+                return
+        if len(ids) <= WIDE_RANGE:
+            yield ids[self._shortest_first(ids)]
+            return
+        chosen = np.zeros(len(self), dtype=bool)
+        chosen[ids] = True
+        for chunk in self._by_length_chunks():
+            hit = chunk[chosen[chunk]]
+            if len(hit):
+                yield hit
 
     def subsequence(self, q: bytes) -> Iterator[NDArray[np.uint32]]:
         """Entries holding every character of `q` (verify!), shortest first,

@@ -131,6 +131,12 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--no-keystrokes", action="store_true", help="skip keystrokes to first place (faster)"
     )
+    ev.add_argument(
+        "--stability",
+        action="store_true",
+        help="also measure the share of cases whose first answer is the same at"
+        " maxResults 1, 20 and 100",
+    )
     return parser
 
 
@@ -214,7 +220,9 @@ def run_eval(args: argparse.Namespace) -> int:
     for name in args.policy or sorted(POLICIES, key=lambda n: n != "seed"):
         policy = POLICIES[name]
         started = time.perf_counter()
-        report = evaluate(cases, corpora, policy, keystrokes=not args.no_keystrokes)
+        report = evaluate(
+            cases, corpora, policy, keystrokes=not args.no_keystrokes, stability=args.stability
+        )
         summary = report.summary()
         summary["seconds"] = round(time.perf_counter() - started, 1)
         figures[name] = summary

@@ -143,6 +143,9 @@ class Outcome:
     rank: int | None
     top: Symbol | None
     keystrokes: int | None = None
+    stable: bool | None = None
+    """Whether the first answer at maxResults 1 and 20 is the first at 100
+    (measured with `stability`)."""
 
 
 @dataclass(slots=True)
@@ -151,17 +154,25 @@ class Tally:
     rr: float = 0.0
     hit1: int = 0
     hit10: int = 0
+    found: int = 0
 
     def add(self, rank: int | None) -> None:
         self.n += 1
         if rank is not None:
+            self.found += 1
             self.rr += 1.0 / rank
             self.hit1 += rank == 1
             self.hit10 += rank <= 10
 
     def row(self) -> dict[str, float]:
         n = max(1, self.n)
-        return {"n": self.n, "mrr": self.rr / n, "hit1": self.hit1 / n, "hit10": self.hit10 / n}
+        return {
+            "n": self.n,
+            "mrr": self.rr / n,
+            "hit1": self.hit1 / n,
+            "hit10": self.hit10 / n,
+            "missing": 1.0 - self.found / n,
+        }
 
 
 @dataclass(slots=True)
@@ -174,8 +185,12 @@ class Report:
             groups["overall"].add(o.rank)
             groups[f"variant:{o.case.variant}"].add(o.rank)
             groups["ambiguous" if o.case.ambiguous else "unique"].add(o.rank)
+            groups["initials" if o.case.variant == "initials" else "not initials"].add(o.rank)
         keys = [o.keystrokes for o in self.outcomes if o.keystrokes is not None]
         out: dict[str, Any] = {k: t.row() for k, t in sorted(groups.items())}
+        stable = [o.stable for o in self.outcomes if o.stable is not None]
+        if stable:
+            out["stable"] = sum(stable) / len(stable)
         if keys:
             out["keystrokes"] = {
                 "cases": len(keys),
@@ -232,7 +247,12 @@ def evaluate(
     corpora: Corpora,
     policy: RankPolicy | None = None,
     keystrokes: bool = True,
+    stability: bool = False,
 ) -> Report:
+    """Every case answered as the server would (maxResults `EVAL_DEPTH`);
+    `keystrokes`: also the fewest characters that put the target first;
+    `stability`: also whether the first answer at maxResults 1 and 20 is the
+    first at `EVAL_DEPTH`."""
     policy = policy or RankPolicy()
     report = Report()
     counted: set[str] = set()
@@ -243,6 +263,9 @@ def evaluate(
         related = relations.related_files(open_file, [ns]) if policy.imports else frozenset()
         results = answer([ns], case.query, EVAL_DEPTH, open_file, policy, related)
         outcome = Outcome(case, first_correct(case, results), results[0] if results else None)
+        if stability:
+            tops = [answer([ns], case.query, k, open_file, policy, related)[:1] for k in (1, 20)]
+            outcome.stable = all(top == results[:1] for top in tops)
         if keystrokes and case.case_id not in counted:
             counted.add(case.case_id)
             outcome.keystrokes = keystrokes_to_first(case, [ns], open_file, policy, related)
@@ -290,6 +313,7 @@ def format_summary(summary: dict[str, Any], title: str = "nearsym") -> str:
     variants = sorted(k for k in summary if k.startswith("variant:"))
     head = ["row", "MRR", "Hit@1", "Hit@10", "MRR amb", "Hit@1 amb", "MRR uniq"]
     head += [v.split(":", 1)[1] for v in variants] + ["keys med", "keys mean"]
+    head += ["missing initials", "missing rest"] + (["stable"] if "stable" in summary else [])
     o = summary["overall"]
     amb = summary.get("ambiguous", {"mrr": 0.0, "hit1": 0.0})
     uniq = summary.get("unique", {"mrr": 0.0})
@@ -308,4 +332,8 @@ def format_summary(summary: dict[str, Any], title: str = "nearsym") -> str:
         row += [f"{keys['median']:.1f}", f"{keys['mean']:.2f}"]
     else:
         row += ["-", "-"]
+    for group in ("initials", "not initials"):
+        row.append(f"{summary[group]['missing']:.1%}" if group in summary else "-")
+    if "stable" in summary:
+        row.append(f"{summary['stable']:.1%}")
     return "| " + " | ".join(head) + " |\n|" + "---|" * len(head) + "\n| " + " | ".join(row) + " |"

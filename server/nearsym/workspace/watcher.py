@@ -16,11 +16,6 @@ due. So it runs in a process of its own (`python -m nearsym.workspace.watcher RO
   kind 1 created, 2 changed, 3 deleted (paths that are not valid UTF-8
   travel as the `surrogateescape` strings `os` gives, which JSON escapes).
 
-On Linux it watches with inotify itself (`inotify`): watchfiles raises on
-the first name that is not UTF-8 and ends the watch, and such names are
-ordinary there. Elsewhere (macOS, Windows: names are Unicode) watchfiles
-does it.
-
 It stops when its stdin closes, so it never outlives the server, even one
 killed with SIGKILL. The server holds back the full walk of a cold index
 until `ready` (the open file's folder is parsed at once regardless), so a
@@ -55,37 +50,6 @@ Batch = list[tuple[int, str]]
 
 def main(roots: list[str]) -> int:
     """The helper process: watch `roots` until stdin closes."""
-    if sys.platform.startswith("linux"):
-        return _main_inotify(roots)
-    return _main_watchfiles(roots)
-
-
-def _main_inotify(roots: list[str]) -> int:
-    from nearsym.workspace import inotify
-
-    out = sys.stdout.buffer
-
-    def emit(batch: inotify.Batch | None) -> None:
-        if batch is None:
-            out.write(READY + b"\n")
-        else:
-            line = json.dumps([(kind, os.fsdecode(path)) for kind, path in batch])
-            out.write(line.encode("ascii") + b"\n")
-        out.flush()
-
-    try:
-        inotify.watch(
-            [os.fsencode(r) for r in roots], emit, sys.stdin.fileno(), STEP_MS, TIMEOUT_MS
-        )
-    except BrokenPipeError:  # the server is gone
-        return 0
-    except OSError as error:  # too many watches, no inotify
-        print(f"nearsym watcher: {error}", file=sys.stderr)
-        return 1
-    return 0
-
-
-def _main_watchfiles(roots: list[str]) -> int:
     import watchfiles
 
     stop = threading.Event()
