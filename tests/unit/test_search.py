@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from nearsym.core.rank import pool_width
 from nearsym.index.namespace import Namespace
-from nearsym.index.search import ranked_pool, search
+from nearsym.index.search import STABLE_LIMIT, ranked_pool, search
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace.config import Config
 from nearsym.workspace.indexer import index_into
@@ -30,14 +31,26 @@ def make_index(names: list[str], root: str = "/ws") -> SymbolIndex:
     return index
 
 
-def test_pool_tiers_exact_prefix_substring_subsequence() -> None:
-    index = make_index(["xparsey", "parse", "parser", "p_a_r_s_e", "unrelated"])
+def test_pool_tiers_exact_initials_prefix_substring_subsequence() -> None:
+    index = make_index(
+        ["xparsey", "parse", "parser", "p_a_r_s_e", "unrelated", "pa_rse", "p_a_r_s_e_d"]
+    )
     assert [s.name for s in index.candidates("parse", 50)] == [
         "parse",
-        "parser",
-        "xparsey",
-        "p_a_r_s_e",
+        "p_a_r_s_e",  # its initials are the query
+        "parser",  # it starts with the query
+        "p_a_r_s_e_d",  # its initials start with the query
+        "xparsey",  # it holds the query
+        "pa_rse",  # it holds the query in order
     ]
+
+
+def test_initials_reach_the_pool_past_a_full_prefix_tier() -> None:
+    # 600 names start with `ce`; the one whose initials are `ce` is still in
+    # the narrowest pool.
+    index = make_index([f"ce{i:03d}" for i in range(600)] + ["ConfigError"])
+    assert "ConfigError" in [s.name for s in index.candidates("CE", 50)]
+    assert "ConfigError" not in [s.name for s in index.candidates("ce9", 50)]
 
 
 def test_exact_matches_are_never_cut_by_the_width() -> None:
@@ -72,6 +85,13 @@ def test_replace_and_remove_keep_no_stale_names() -> None:
     assert index.candidates("alpha", 50) == []
 
 
+@functools.cache
+def _paging_namespaces() -> list[Namespace]:
+    """Two namespaces of 480 short names each, built once (read only)."""
+    names = [f"{a}{b}{c}" for a in "pqr" for b in "aeiou" for c in "stuvwxyz"] * 4
+    return [Namespace("/ws", make_index(names)), Namespace("/other", make_index(names, "/other"))]
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     st.integers(min_value=1, max_value=120),
@@ -81,17 +101,18 @@ def test_replace_and_remove_keep_no_stale_names() -> None:
 def test_later_pages_never_reshuffle_earlier_ones(
     limit: int, offsets: list[int], query: str
 ) -> None:
-    names = [f"{a}{b}{c}" for a in "pqr" for b in "aeiou" for c in "stuvwxyz"] * 4
-    ns = [Namespace("/ws", make_index(names)), Namespace("/other", make_index(names, "/other"))]
+    ns = _paging_namespaces()
     open_file = "/ws/f3/m3.py"
     pools = [
         ranked_pool(ns, query, limit, pool_width(o, limit), open_file) for o in sorted(offsets)
     ]
     for narrow, wide in itertools.pairwise(pools):
         assert wide[: len(narrow)] == narrow
+    ranking = max(limit, STABLE_LIMIT)  # what `search` ranks for a page of `limit`
+    widest = ranked_pool(ns, query, ranking, pool_width(max(offsets), ranking), open_file)
     for o in offsets:
         page = search(ns, query, limit, o, open_file)
-        assert page == pools[-1][o : o + limit] or o + limit > len(pools[-1])
+        assert page == widest[o : o + limit] or o + limit > len(widest)
 
 
 def test_search_fixture_and_gone_files(tmp_path: Path) -> None:
@@ -155,3 +176,49 @@ def test_any_query_string_answers_without_error(query: str) -> None:
     index.replace_file("a.py", [sym("register", "a.py"), sym("push", "a.py", container="Q")])
     results = search([Namespace(str(FIXTURE), index)], query, 10, 0, str(FIXTURE / "a.py"))
     assert len(results) <= 10
+
+
+_WORDS = ["get", "set", "http", "request", "config", "error", "build", "env", "client", "async"]
+
+
+def _generated_workspace(seed: int) -> list[Namespace]:
+    """A few hundred definitions named from a small vocabulary (so that a
+    short query has far more candidates than the narrowest pool), in nested
+    folders, some of them methods."""
+    import random
+
+    rng = random.Random(seed)
+    index = SymbolIndex("/ws")
+    for f in range(40):
+        path = f"{rng.choice(['a', 'b', 'c'])}/{rng.choice(['x', 'y'])}/m{f}.py"
+        rows = []
+        for line in range(rng.randint(5, 15)):
+            words = rng.sample(_WORDS, rng.randint(1, 3))
+            name = rng.choice(
+                [
+                    "_".join(words),
+                    "".join(w.title() for w in words),
+                    words[0] + "".join(w.title() for w in words[1:]),
+                ]
+            )
+            container = rng.choice(["", "", "Client", "BuildEnvironment"])
+            rows.append(sym(name, path, container=container, line=line))
+        index.replace_file(path, rows)
+    return [Namespace("/ws", index)]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.integers(min_value=0, max_value=3),
+    st.sampled_from(["g", "ge", "ce", "BE", "hr", "get", "conf", "er", "se", "ac", "reqerr"]),
+    st.sampled_from([None, "/ws/a/x/m1.py", "/ws/c/y/m7.py"]),
+)
+def test_the_best_answers_do_not_depend_on_the_result_limit(
+    seed: int, query: str, open_file: str | None
+) -> None:
+    """The first k answers at limit k are the first k at any larger limit:
+    an editor's maxResults never changes which definition is best."""
+    ns = _generated_workspace(seed)
+    widest = search(ns, query, 100, 0, open_file)
+    for k in (1, 10, 20):
+        assert search(ns, query, k, 0, open_file) == widest[:k], k

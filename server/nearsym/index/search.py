@@ -8,6 +8,11 @@ namespace, ordered a block (`fetch_limit(limit)` rows) at a time: block k of
 the answer is block k of every namespace's pool, merged by `rerank_groups`.
 Widening the pool for a later page therefore only appends blocks, and a page
 already delivered is never reshuffled.
+
+The pool is sized for at least `STABLE_LIMIT` rows whatever the result
+limit, so the best answers never depend on it: the first k answers at limit
+k are the first k at any larger limit (a limit of 1 would otherwise rank a
+pool of 50 rows, and its first answer need not be the first of 500).
 """
 
 from __future__ import annotations
@@ -17,7 +22,15 @@ from collections.abc import Callable, Sequence
 from nearsym.core.match import name_evidence
 from nearsym.core.model import Symbol
 from nearsym.core.query import Query
-from nearsym.core.rank import RankContext, RankPolicy, fetch_limit, pool_width, rerank_groups
+from nearsym.core.rank import (
+    FETCH_FACTOR,
+    FETCH_MAX,
+    RankContext,
+    RankPolicy,
+    fetch_limit,
+    pool_width,
+    rerank_groups,
+)
 from nearsym.index.namespace import Namespace
 
 
@@ -29,6 +42,13 @@ def _blocks(pool: list[Symbol], width: int, block: int) -> list[list[Symbol]]:
     for start in range(first, len(pool), block):
         out.append(pool[start : start + block])
     return out
+
+
+STABLE_LIMIT = FETCH_MAX // FETCH_FACTOR
+"""The smallest limit whose pool is the widest (100 rows -> 500): every
+smaller limit is answered from that pool's ranking. Costs a limit-1 query
+(the evaluation's keystrokes; the server's default limit is already 100)
+the rerank of 500 rows instead of 50."""
 
 
 def search(
@@ -53,13 +73,16 @@ def search(
     - `extra`: called once the namespaces' pools are in, returns pools of
       other sources (each `pool_width` rows at most, in retrieval order):
       the shared index's, fetched meanwhile. Each is one more group.
+    - Limits below `STABLE_LIMIT` are cut from its answer: the first k rows
+      do not depend on the limit.
     """
     limit = max(0, limit)
     offset = max(0, offset)
     if limit == 0:
         return []
-    width = pool_width(offset, limit)
-    ordered = ranked_pool(namespaces, query, limit, width, open_file, policy, related, extra)
+    ranking = max(limit, STABLE_LIMIT)
+    width = pool_width(offset, ranking)
+    ordered = ranked_pool(namespaces, query, ranking, width, open_file, policy, related, extra)
     return ordered[offset : offset + limit]
 
 
