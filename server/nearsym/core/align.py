@@ -176,6 +176,21 @@ def align(
     return Alignments(raw, tail, ok, ceiling(m), tuple(traced) if positions else ())
 
 
+def _leftmost_best_before(
+    value: NDArray[np.float64], columns: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+    """Per cell j of each row, the leftmost k <= j - 2 with the greatest
+    `value` (0 where there is none), and whether there is one."""
+    running = np.maximum.accumulate(value, axis=1)
+    before = np.full_like(running, _NEG)
+    before[:, 1:] = running[:, :-1]
+    lead = np.maximum.accumulate(np.where(value > before, columns, -1), axis=1)
+    k = np.full_like(lead, -1)
+    k[:, 2:] = lead[:, :-2]
+    has = k >= 0
+    return np.where(has, k, 0), has
+
+
 def _align_rows(
     typed: str, names: list[str], smart_case: bool, trace: bool
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_], list[tuple[int, ...]]]:
@@ -225,27 +240,13 @@ def _align_rows(
         here, mismatch = landing(i)
         # The gap predecessor of j: the leftmost best `score + GAP_EXTEND * k`
         # over k <= j - 2.
-        value = scores + GAP_EXTEND * columns
-        running = np.maximum.accumulate(value, axis=1)
-        before = np.full_like(running, _NEG)
-        before[:, 1:] = running[:, :-1]
-        lead = np.maximum.accumulate(np.where(value > before, columns, -1), axis=1)
-        k = np.full_like(lead, -1)
-        k[:, 2:] = lead[:, :-2]
-        has_lead = k >= 0
-        kk = np.where(has_lead, k, 0)
+        kk, has_lead = _leftmost_best_before(scores + GAP_EXTEND * columns, columns)
         gap = scores[rows, kk] + here - GAP_OPEN - GAP_EXTEND * (columns - kk - 2)
         gap = np.where(has_lead, gap, _NEG)
         # A gap that lands on a word start costs `GAP_TO_WORD` whatever its
         # length: its predecessor is the leftmost best score over k <= j - 2.
-        flat = np.maximum.accumulate(scores, axis=1)
-        flat_before = np.full_like(flat, _NEG)
-        flat_before[:, 1:] = flat[:, :-1]
-        flat_lead = np.maximum.accumulate(np.where(scores > flat_before, columns, -1), axis=1)
-        kw = np.full_like(flat_lead, -1)
-        kw[:, 2:] = flat_lead[:, :-2]
-        has_word = (kw >= 0) & starts
-        kwk = np.where(has_word, kw, 0)
+        kwk, has_word = _leftmost_best_before(scores, columns)
+        has_word &= starts
         to_word = np.where(has_word, scores[rows, kwk] + here - GAP_TO_WORD, _NEG)
         better = to_word > gap
         gap = np.where(better, to_word, gap)
