@@ -3,6 +3,7 @@ ones carry the flag, and nothing in a body, a note string or a name does."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -53,7 +54,7 @@ def test_the_flag_survives_the_worker_and_cache_format() -> None:
     defs = FileDefs.decode(extract_defs(path.read_bytes(), spec).encode())
     assert {s.name for s in defs.symbols("/r", "legacy.go") if s.deprecated} == {"OldGo", "OldType"}
     again = FileDefs.from_symbols("go", defs.symbols("/r", "legacy.go"))
-    assert again == defs
+    assert again == replace(defs, mentions=b"")  # symbols carry no mentions
 
 
 def test_a_file_that_never_spells_the_marker_is_not_searched() -> None:

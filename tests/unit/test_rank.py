@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,6 +16,7 @@ from nearsym.core.rank import (
     POLICIES,
     RankContext,
     RankPolicy,
+    WorkspaceHints,
     _order,
     evidence,
     explain,
@@ -176,11 +178,14 @@ def _reference_order(
         line = symbol.span.line
         return (
             -ev.shape,
+            not ev.member,
             -ev.path_share,
             ev.in_tests,
             ev.local,
             not ev.imported,
             ev.kind_rank,
+            not ev.exported,
+            -ev.mentions,
             -ev.proximity,
             -ev.name_score,
             symbol.root,
@@ -220,7 +225,15 @@ def test_order_equals_the_reference_order(
         )
         for _ in range(rng.randint(0, 40))
     ]
-    context = RankContext(open_file, policy, frozenset({"/ws/a/y.py"}))
+    hints = WorkspaceHints(
+        frozenset({("/ws/a/y.py", "Pool"), ("/ws/c/d", "App.Inner")}),
+        frozenset({("/ws/a/b/x.py", "get"), ("/ws/c/d/z.py", "*")}),
+    )
+
+    def mentions(root: str, names: Sequence[str]) -> list[int]:
+        return [len(n) * 5 % 9 for n in names]
+
+    context = RankContext(open_file, policy, frozenset({"/ws/a/y.py"}), mentions, hints)
     ranked = list(enumerate(pool))
     parsed = Query.parse(query)
     assert _order(parsed, ranked, limit, context) == _reference_order(

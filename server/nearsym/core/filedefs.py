@@ -42,6 +42,9 @@ class FileDefs:
     containers: tuple[str, ...]
     kinds: bytes
     spans: array[int]
+    mentions: bytes = b""
+    """The keys of the names the file mentions (`extract.mentions`: sorted
+    `uint32`), for counting the files that mention a name."""
 
     def __len__(self) -> int:
         return len(self.names)
@@ -82,14 +85,21 @@ class FileDefs:
 
     def encode(self) -> bytes:
         return marshal.dumps(
-            (self.language, self.names, self.containers, self.kinds, self.spans.tobytes())
+            (
+                self.language,
+                self.names,
+                self.containers,
+                self.kinds,
+                self.spans.tobytes(),
+                self.mentions,
+            )
         )
 
     @staticmethod
     def decode(blob: bytes) -> FileDefs:
         """Raises ValueError on a blob that is not one of ours."""
         try:
-            language, names, containers, kinds, spans = marshal.loads(blob)
+            language, names, containers, kinds, spans, mentions = marshal.loads(blob)
             table = array("I")
             table.frombytes(spans)
         except (EOFError, TypeError, ValueError) as error:
@@ -99,7 +109,9 @@ class FileDefs:
             and isinstance(names, tuple)
             and isinstance(containers, tuple)
             and isinstance(kinds, bytes)
+            and isinstance(mentions, bytes)
+            and len(mentions) % 4 == 0
             and len(names) == len(containers) == len(kinds) == len(table) // 4
         ):
             raise ValueError("not a definitions record: columns disagree")
-        return FileDefs(language, names, containers, kinds, table)
+        return FileDefs(language, names, containers, kinds, table, mentions)

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import heapq
 import os
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from nearsym.core.match import NameEvidence, NameMatcher, highlight
@@ -111,6 +111,26 @@ class RankPolicy:
     steps, through re-exports) come first: see `relations`."""
     smart_case: bool = True
     """A capital in the query asks for that case (`match.CASE_MISMATCH`)."""
+    members: bool = True
+    """Right after the name: members of the classes the open file defines
+    or imports, and of their base classes (`WorkspaceHints.members`), come
+    first. Measured (its row against the one before): MRR +0.018 on DEV,
+    +0.020 on DEVLARGE, +0.031 on TSDEV, +0.002 on DEVLARGE's neighbour
+    cases."""
+    exported: bool = False
+    """Among name ties, after the kind: names a package re-exports (a
+    Python `__init__.py`, a TS/JS `index` file, a Rust `mod.rs`/`lib.rs`)
+    come first, in the file they are defined in
+    (`WorkspaceHints.exported`). Off: measured (its row against the one
+    before) MRR +0.003 on DEV but -0.004 on DEVLARGE, -0.006 on TSDEV and
+    -0.002 on DEVLARGE's neighbour cases."""
+    mentions: bool = True
+    """Among name ties, before closeness: names more files of the
+    workspace mention first, by `mention_bucket` (log-quantised, so that
+    closeness still decides between names about as common). Measured
+    (`nearsym eval`, its row against the one before): MRR +0.018 on the
+    DEV set, +0.013 on DEVLARGE, +0.007 on TSDEV, +0.031 on the DEVLARGE
+    cases whose open file is a neighbour that does not mention the name."""
     same_file_first: bool = False
     """The open file's own definitions are the closest of all. False treats
     them as the same folder's: the person can already see them, and a
@@ -128,6 +148,9 @@ SEED_POLICY = RankPolicy(
     kind_prior=False,
     smart_case=False,
     imports=False,
+    members=False,
+    exported=False,
+    mentions=False,
     same_file_first=True,
 )
 """The seed's order: name, then query words in the path, then identity."""
@@ -144,6 +167,9 @@ def _cumulative() -> dict[str, RankPolicy]:
         ("+code before data", {"kind_prior": True}),
         ("+smart case", {"smart_case": True}),
         ("+imported files first", {"imports": True}),
+        ("+mentioned names first", {"mentions": True}),
+        ("+members of the open file's classes first", {"members": True}),
+        ("+re-exported names first", {"exported": True}),
     ]:
         policy = replace(policy, **change)
         rows[label] = policy
@@ -193,6 +219,42 @@ class RankContext:
     policy: RankPolicy = RankPolicy()
     related: frozenset[str] = frozenset()
     """Absolute paths of the files the open file imports."""
+    mentions: MentionLookup | None = None
+    """How many files of a namespace mention each name, or None."""
+    hints: WorkspaceHints = field(default_factory=lambda: WorkspaceHints())
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceHints:
+    """What the workspace says about the open file's context, read by the
+    workspace layer (`workspace.members`, `workspace.reexports`)."""
+
+    members: frozenset[tuple[str, str]] = frozenset()
+    """(file or folder, class): the classes whose members are the open
+    file's to use, as (absolute path of the class's file, qualified name)
+    or, where a class's members may be defined in other files of its
+    folder (Go, C, C++), (absolute path of that folder, qualified name)."""
+    exported: frozenset[tuple[str, str]] = frozenset()
+    """(absolute path, name): top-level names a package's index file
+    re-exports from the file that defines them; `*` for all of a file's."""
+
+    def is_member(self, file: str, folder: str, container: str) -> bool:
+        return bool(container) and (
+            (file, container) in self.members or (folder, container) in self.members
+        )
+
+    def is_exported(self, file: str, name: str, container: str) -> bool:
+        return not container and ((file, name) in self.exported or (file, "*") in self.exported)
+
+
+MentionLookup = Callable[[str, Sequence[str]], Sequence[int]]
+"""(namespace root, names) -> how many files of that namespace mention each."""
+
+
+def mention_bucket(count: int) -> int:
+    """A mention count, log-quantised: 0 for none, then 1, 2 for 2-3, 3 for
+    4-7, ... (`floor(log2(count)) + 1`)."""
+    return max(0, count).bit_length()
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +270,9 @@ class Evidence:
     local: bool
     kind_rank: int
     imported: bool
+    mentions: int
+    member: bool
+    exported: bool
 
     @property
     def name_score(self) -> float:
@@ -273,7 +338,19 @@ def evidence(
         local=policy.local_prior and symbol.local,
         kind_rank=_KIND_RANK.get(symbol.kind, 1) if policy.kind_prior else 0,
         imported=policy.imports and file in context.related,
+        mentions=_mentions_of(context, symbol.root, [symbol.name])[0],
+        member=policy.members
+        and context.hints.is_member(file, os.path.dirname(file), symbol.container),
+        exported=policy.exported and context.hints.is_exported(file, symbol.name, symbol.container),
     )
+
+
+def _mentions_of(context: RankContext, root: str, names: Sequence[str]) -> list[int]:
+    """The mention bucket of each of `names` (all 0 when the policy or the
+    context has none)."""
+    if not (context.policy.mentions and context.mentions and names):
+        return [0] * len(names)
+    return [mention_bucket(c) for c in context.mentions(root, names)]
 
 
 _KIND_RANK = {
@@ -289,10 +366,29 @@ _KIND_RANK = {
 }
 """Types and callables 0, everything else (variables, fields, constants) 1."""
 
-_SortKey = tuple[float, float, bool, bool, bool, int, float, float, str, str, str, int, int, int]
-"""What the rerank sorts by, in this order: shape of the name match, query
-words in the path, test code, local, imported, kind, closeness, name score,
-identity (root, path, qualified name, line, column), retrieval rank."""
+_SortKey = tuple[
+    float,
+    bool,
+    float,
+    bool,
+    bool,
+    bool,
+    int,
+    bool,
+    int,
+    float,
+    float,
+    str,
+    str,
+    str,
+    int,
+    int,
+    int,
+]
+"""What the rerank sorts by, in this order: shape of the name match, member
+of the open file's classes, query words in the path, test code, local,
+imported, kind, re-exported, mentions, closeness, name score, identity
+(root, path, qualified name, line, column), retrieval rank."""
 
 
 def _order(
@@ -314,6 +410,20 @@ def _order(
     scorer = NameMatcher(query, case)
     ranked = list(ranked)
     scorer.prime((s.name, s.container) for _, s in ranked)
+    mentioned: dict[tuple[str, str], int] = {}
+    if policy.mentions and context.mentions is not None:
+        per_root: dict[str, dict[str, None]] = {}
+        for _, s in ranked:
+            per_root.setdefault(s.root, {})[s.name] = None
+        for root, names in per_root.items():
+            listed = list(names)
+            for name, bucket in zip(listed, _mentions_of(context, root, listed), strict=True):
+                mentioned[root, name] = -bucket
+    mention = mentioned.get
+    hints = context.hints
+    use_members = policy.members and bool(hints.members)
+    use_exported = policy.exported and bool(hints.exported)
+    places: dict[tuple[str, str], tuple[str, str]] = {}
     words = query.path_words
     need_file = bool(open_norm or open_file or (policy.imports and context.related))
     keyed: list[tuple[_SortKey, Symbol]] = []
@@ -356,14 +466,25 @@ def _order(
         if n is None:
             score, shape = both(name, container)
             n = by_name[nk] = (score, shape if tail_late else score, qualified(container, name))
+        member = exported = False
+        if use_members or use_exported:
+            place = places.get(fk)
+            if place is None:
+                file = symbol.file
+                place = places[fk] = (file, os.path.dirname(file))
+            member = use_members and hints.is_member(place[0], place[1], container)
+            exported = use_exported and hints.is_exported(place[0], name, container)
         span = symbol.span
         key: _SortKey = (
             -n[1],
+            not member,
             -f[0],
             f[1],
             local_prior and symbol.local,
             not f[2],
             kind_rank(symbol.kind, 1) if kind_prior else 0,
+            not exported,
+            mention((symbol.root, name), 0),
             -f[3],
             -n[0],
             symbol.root,
@@ -421,6 +542,19 @@ def explain(query: Query, symbol: Symbol, context: RankContext | None = None) ->
     if ctx.policy.imports:
         lines.append(
             f"  imported  {'yes' if ev.imported else 'no '}    in a file the open file imports"
+        )
+    if ctx.policy.members:
+        lines.append(
+            f"  member    {'yes' if ev.member else 'no '}    of a class the open file defines or"
+            " imports, or of its bases"
+        )
+    if ctx.policy.exported:
+        lines.append(
+            f"  exported  {'yes' if ev.exported else 'no '}    re-exported by its package's index file"
+        )
+    if ctx.policy.mentions:
+        lines.append(
+            f"  mentions  {ev.mentions}        log2 of the files that mention the name, + 1"
         )
     if ctx.policy.test_prior:
         lines.append(

@@ -41,6 +41,7 @@ from nearsym.extract.deprecation import is_deprecated, marks_deprecation
 from nearsym.extract.folds import parse, skim_matches, spelled_tokens
 from nearsym.extract.grammar import load_grammar, node_text
 from nearsym.extract.languages import CAPTURE_KINDS, LanguageSpec
+from nearsym.extract.mentions import mention_keys
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +130,9 @@ def extract_defs(source: bytes, spec: LanguageSpec) -> FileDefs:
                     utf16_column(source, node.end_byte, end.column),
                 )
             )
-    return FileDefs(spec.name, tuple(names), tuple(containers), bytes(kinds), spans)
+    return FileDefs(
+        spec.name, tuple(names), tuple(containers), bytes(kinds), spans, mention_keys(source)
+    )
 
 
 class TooBroken(ValueError):

@@ -58,7 +58,8 @@ log = logging.getLogger(__name__)
 FORMAT = 14
 """Bumped whenever what a stored record means changes (12: the kind byte
 carries the deprecated bit; 13: paths as bytes, a CRC-32 per row and per
-snapshot part, a key per settings), so an older cache is discarded, not
+snapshot part, a key per settings; 14: a record carries the file's mentions
+and a snapshot the mention counts), so an older cache is discarded, not
 misread."""
 RACY_SECONDS = 2.0
 

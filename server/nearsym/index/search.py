@@ -25,8 +25,10 @@ from nearsym.core.query import Query
 from nearsym.core.rank import (
     FETCH_FACTOR,
     FETCH_MAX,
+    MentionLookup,
     RankContext,
     RankPolicy,
+    WorkspaceHints,
     fetch_limit,
     pool_width,
     rerank_groups,
@@ -60,6 +62,7 @@ def search(
     policy: RankPolicy | None = None,
     related: frozenset[str] = frozenset(),
     extra: Callable[[], Sequence[Sequence[Symbol]]] | None = None,
+    hints: WorkspaceHints | None = None,
 ) -> list[Symbol]:
     """The ranked definitions for `query`: rows `offset` to `offset + limit`.
 
@@ -75,6 +78,8 @@ def search(
       the shared index's, fetched meanwhile. Each is one more group.
     - Limits below `STABLE_LIMIT` are cut from its answer: the first k rows
       do not depend on the limit.
+    - `hints`: the open file's classes and the packages' re-exports
+      (`workspace.members`, `workspace.reexports`).
     """
     limit = max(0, limit)
     offset = max(0, offset)
@@ -82,7 +87,9 @@ def search(
         return []
     ranking = max(limit, STABLE_LIMIT)
     width = pool_width(offset, ranking)
-    ordered = ranked_pool(namespaces, query, ranking, width, open_file, policy, related, extra)
+    ordered = ranked_pool(
+        namespaces, query, ranking, width, open_file, policy, related, extra, hints
+    )
     return ordered[offset : offset + limit]
 
 
@@ -98,9 +105,10 @@ def answer(
     policy: RankPolicy | None = None,
     related: frozenset[str] = frozenset(),
     extra: Callable[[], Sequence[Sequence[Symbol]]] | None = None,
+    hints: WorkspaceHints | None = None,
 ) -> list[Symbol]:
     """The server's whole answer of `limit` rows (`search` at offset 0)."""
-    return search(namespaces, query, limit, 0, open_file, policy, related, extra)
+    return search(namespaces, query, limit, 0, open_file, policy, related, extra, hints)
 
 
 def pages(rows: Sequence[Symbol], size: int = PAGE_SIZE) -> list[list[Symbol]]:
@@ -117,6 +125,20 @@ def pages(rows: Sequence[Symbol], size: int = PAGE_SIZE) -> list[list[Symbol]]:
     return [list(rows[i : i + size]) for i in range(0, len(rows), size)]
 
 
+def mention_lookup(namespaces: Sequence[Namespace], policy: RankPolicy) -> MentionLookup | None:
+    """How many files of each namespace mention a name (none for the rows of
+    other sources, the shared index's)."""
+    if not policy.mentions:
+        return None
+    indexes = {ns.root: ns.index for ns in namespaces}
+
+    def lookup(root: str, names: Sequence[str]) -> Sequence[int]:
+        index = indexes.get(root)
+        return index.mention_counts(names) if index is not None else [0] * len(names)
+
+    return lookup
+
+
 def ranked_pool(
     namespaces: Sequence[Namespace],
     query: str,
@@ -126,6 +148,7 @@ def ranked_pool(
     policy: RankPolicy | None = None,
     related: frozenset[str] = frozenset(),
     extra: Callable[[], Sequence[Sequence[Symbol]]] | None = None,
+    hints: WorkspaceHints | None = None,
 ) -> list[Symbol]:
     """Every namespace's pool of `width` rows, ordered a block at a time.
 
@@ -137,7 +160,10 @@ def ranked_pool(
     """
     parsed = Query.parse(query)
     block = fetch_limit(limit)
-    context = RankContext(open_file, policy or RankPolicy(), related)
+    policy = policy or RankPolicy()
+    context = RankContext(
+        open_file, policy, related, mention_lookup(namespaces, policy), hints or WorkspaceHints()
+    )
     pools = [ns.index.candidates(parsed, width, open_file) for ns in namespaces]
     if extra is not None:
         pools.extend(list(p) for p in extra())

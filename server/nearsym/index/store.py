@@ -31,6 +31,7 @@ from nearsym.core.filedefs import DEPRECATED_BIT, KIND_MASK, LOCAL_BIT, FileDefs
 from nearsym.core.model import Kind, Span, Symbol
 from nearsym.core.query import Query
 from nearsym.index import build, retrieval
+from nearsym.index.mentions import MentionCounts
 from nearsym.index.segment import Segment
 
 log = logging.getLogger(__name__)
@@ -72,6 +73,8 @@ class SymbolIndex:
         self.merger: Merger | None = None
         """Where a cold index's large merges run (a pool worker; see
         `_merged`), or None: in this process."""
+        self.mentions = MentionCounts()
+        """How many files mention each name (`mentions`)."""
 
     # -- the file table ----------------------------------------------------------
     def __len__(self) -> int:
@@ -90,8 +93,9 @@ class SymbolIndex:
         return list(self._segments)
 
     def nbytes(self) -> int:
-        """Bytes held by the segments' columns (not the file table)."""
-        return sum(s.nbytes() for s in self._segments)
+        """Bytes held by the segments' columns and the mention counts (not
+        the file table)."""
+        return sum(s.nbytes() for s in self._segments) + self.mentions.nbytes
 
     def _file_id(self, path: str) -> int:
         fid = self._fid.get(path)
@@ -134,8 +138,9 @@ class SymbolIndex:
         if not files:
             return
         latest = {path: defs for path, defs in files}
-        for path in latest:
+        for path, defs in latest.items():
             self._drop(path)
+            self.mentions.add(path, defs.mentions)
         batch = [(self._file_id(p), d) for p, d in sorted(latest.items())]
         segment = build.from_batch(build.batch_from_files(batch))
         for fid, defs in batch:
@@ -145,6 +150,7 @@ class SymbolIndex:
         self._add(segment)
 
     def remove_file(self, path: str) -> None:
+        self.mentions.remove(path)
         if self._drop(path):
             self.generation += 1
             self._tidy()
@@ -220,12 +226,18 @@ class SymbolIndex:
 
     def compact(self, lock: AbstractContextManager[object] | None = None) -> None:
         """Merge the segments into one (or, when one already holds nine
-        tenths of the index, the others into one), and leave bulk mode.
+        tenths of the index, the others into one), and leave bulk mode;
+        then keep only the mention counts of definition names.
 
         With `lock` (the one every change to this index holds), the merge
         itself runs outside it, so queries and edits go on meanwhile; files
         changed during the merge keep their newer rows.
         """
+        self._compact(lock)
+        with lock if lock is not None else contextlib.nullcontext():
+            self.mentions.prune(n for seg in self._segments for n in seg.entry_names())
+
+    def _compact(self, lock: AbstractContextManager[object] | None) -> None:
         guard = lock if lock is not None else contextlib.nullcontext()
         with guard:
             parts = list(self._segments)
@@ -278,6 +290,7 @@ class SymbolIndex:
             sizes.append(stamp[0])
             mtimes.append(stamp[1])
         parts = seg.to_parts(alive)
+        parts.update(self.mentions.to_parts())
         parts["files"] = marshal.dumps((tuple(paths), tuple(sizes), tuple(mtimes)))
         return parts
 
@@ -290,6 +303,7 @@ class SymbolIndex:
             paths, sizes, mtimes = marshal.loads(parts["files"])
             fids = [self._file_id(p) for p in paths]
             segment = Segment.from_parts(parts, fids)
+            self.mentions.install(parts)
         except (KeyError, EOFError, TypeError) as error:
             raise ValueError(f"damaged snapshot: {error}") from error
         stamps: dict[str, tuple[int, int]] = {}
@@ -303,6 +317,10 @@ class SymbolIndex:
         self.generation += 1
         self._add(segment)
         return stamps
+
+    def mention_counts(self, names: Sequence[str]) -> list[int]:
+        """How many files mention each of `names` (`mentions`)."""
+        return self.mentions.counts(names)
 
     # -- rows -> symbols -----------------------------------------------------------
     def file_path(self, fid: int) -> str:

@@ -17,11 +17,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from nearsym.core.model import Symbol
-from nearsym.core.rank import pool_width
+from nearsym.core.rank import RankPolicy, WorkspaceHints, pool_width
 from nearsym.index.search import answer
 from nearsym.lsp.shared import SharedIndex
 from nearsym.workspace.imports import Relations
 from nearsym.workspace.live import Change, LiveWorkspace
+from nearsym.workspace.members import WorkspaceContext
 
 if TYPE_CHECKING:
     from nearsym.index.shared_query import SharedPool
@@ -49,6 +50,7 @@ class Answers:
         self.settle = settle
         """Let the changes that came before a query land (briefly)."""
         self.relations = Relations()
+        self.workspace = WorkspaceContext(self.relations)
         self.searcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nearsym-search")
 
     async def results(self, query: str, open_file: str | None) -> list[Symbol]:
@@ -74,6 +76,16 @@ class Answers:
             log.exception("could not read the imports of %s", open_file)
             return frozenset()
 
+    def hints(self, open_file: str | None) -> WorkspaceHints:
+        """The open file's classes and the packages' re-exports, read from
+        its buffer when it is open."""
+        source = self.live.buffers.get(open_file) if open_file else None
+        try:
+            return self.workspace.hints(open_file, self.live.namespaces, RankPolicy(), source)
+        except Exception:  # a ranking hint must never cost an answer
+            log.exception("could not read the classes around %s", open_file)
+            return WorkspaceHints()
+
     def _results(self, query: str, open_file: str | None) -> list[Symbol]:
         limit = self.live.config.max_results
         shared = self.shared
@@ -93,6 +105,7 @@ class Answers:
 
         with self.live.lock:
             related = self.related_files(open_file)
+            hints = self.hints(open_file)
             found = answer(
                 self.live.searched(),
                 query,
@@ -101,6 +114,7 @@ class Answers:
                 None,
                 related,
                 shared_pool if pending is not None else None,
+                hints,
             )
             if not arrived or shared is None:
                 return [s for s in found if self._still_there(s)]

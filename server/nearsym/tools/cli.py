@@ -18,10 +18,10 @@ from collections.abc import Callable, Sequence
 from nearsym import __version__
 from nearsym.core.model import Symbol
 from nearsym.core.query import Query
-from nearsym.core.rank import POLICIES, RankContext, explain
+from nearsym.core.rank import POLICIES, RankContext, RankPolicy, explain
 from nearsym.index.cache import Cache
 from nearsym.index.namespace import Namespace
-from nearsym.index.search import search
+from nearsym.index.search import mention_lookup, search
 from nearsym.index.store import SymbolIndex
 from nearsym.tools import publish
 from nearsym.workspace.children import isolate
@@ -29,6 +29,7 @@ from nearsym.workspace.config import DEFAULT_MAX_FILE_BYTES, Config, index_key
 from nearsym.workspace.discovery import WalkReport
 from nearsym.workspace.imports import Relations
 from nearsym.workspace.indexer import index_into, save_snapshot
+from nearsym.workspace.members import WorkspaceContext
 from nearsym.workspace.pool import Workers
 
 log = logging.getLogger("nearsym")
@@ -368,13 +369,18 @@ def run_search(args: argparse.Namespace) -> int:
         workers.close()
     log.info("indexed %d roots in %.2fs", len(roots), time.perf_counter() - started)
     open_file = os.path.abspath(args.open_file) if args.open_file else None
-    related = Relations().related_files(open_file, namespaces)
-    results = search(namespaces, args.query, args.limit, args.offset, open_file, None, related)
+    relations = Relations()
+    related = relations.related_files(open_file, namespaces)
+    policy = RankPolicy()
+    hints = WorkspaceContext(relations).hints(open_file, namespaces, policy)
+    results = search(
+        namespaces, args.query, args.limit, args.offset, open_file, None, related, hints=hints
+    )
     if args.json:
         json.dump([_as_json(s) for s in results], sys.stdout, indent=1)
         print()
         return 0
-    context = RankContext(open_file, related=related)
+    context = RankContext(open_file, policy, related, mention_lookup(namespaces, policy), hints)
     for symbol in results:
         print(_row(symbol))
         if args.explain:

@@ -25,13 +25,14 @@ from typing import Any
 
 from nearsym.core.model import Symbol
 from nearsym.core.query import Query
-from nearsym.core.rank import RankContext, RankPolicy, explain
+from nearsym.core.rank import RankContext, RankPolicy, WorkspaceHints, explain
 from nearsym.index.namespace import Namespace
-from nearsym.index.search import answer
+from nearsym.index.search import answer, mention_lookup
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace.config import Config
 from nearsym.workspace.imports import Relations
 from nearsym.workspace.indexer import index_into
+from nearsym.workspace.members import WorkspaceContext
 
 EVAL_DEPTH = 100
 
@@ -234,9 +235,10 @@ def keystrokes_to_first(
     open_file: str,
     policy: RankPolicy,
     related: frozenset[str] = frozenset(),
+    hints: WorkspaceHints | None = None,
 ) -> int:
     for k in range(1, len(case.name) + 1):
-        top = answer(namespaces, case.name[:k], 1, open_file, policy, related)
+        top = answer(namespaces, case.name[:k], 1, open_file, policy, related, hints=hints)
         if top and is_correct(case, top[0]):
             return k
     return len(case.name) + 1
@@ -257,18 +259,20 @@ def evaluate(
     report = Report()
     counted: set[str] = set()
     relations = Relations()
+    workspace = WorkspaceContext(relations)
     for case in cases:
         ns = corpora.namespace(case.corpus)
         open_file = ns.file(case.open_file)
         related = relations.related_files(open_file, [ns]) if policy.imports else frozenset()
-        results = answer([ns], case.query, EVAL_DEPTH, open_file, policy, related)
+        hints = workspace.hints(open_file, [ns], policy)
+        results = answer([ns], case.query, EVAL_DEPTH, open_file, policy, related, hints=hints)
         outcome = Outcome(case, first_correct(case, results), results[0] if results else None)
         if stability:
             tops = [answer([ns], case.query, k, open_file, policy, related)[:1] for k in (1, 20)]
             outcome.stable = all(top == results[:1] for top in tops)
         if keystrokes and case.case_id not in counted:
             counted.add(case.case_id)
-            outcome.keystrokes = keystrokes_to_first(case, [ns], open_file, policy, related)
+            outcome.keystrokes = keystrokes_to_first(case, [ns], open_file, policy, related, hints)
         report.outcomes.append(outcome)
     return report
 
@@ -284,6 +288,7 @@ def failures(report: Report, corpora: Corpora, policy: RankPolicy | None = None)
     """Every case not answered first: what was typed, wanted, came first, and why."""
     policy = policy or RankPolicy()
     relations = Relations()
+    workspace = WorkspaceContext(relations)
     parts = []
     for o in report.outcomes:
         if o.rank == 1:
@@ -291,7 +296,13 @@ def failures(report: Report, corpora: Corpora, policy: RankPolicy | None = None)
         ns = corpora.namespace(o.case.corpus)
         open_file = ns.file(o.case.open_file)
         related = relations.related_files(open_file, [ns]) if policy.imports else frozenset()
-        ctx = RankContext(open_file, policy, related)
+        ctx = RankContext(
+            open_file,
+            policy,
+            related,
+            mention_lookup([ns], policy),
+            workspace.hints(open_file, [ns], policy),
+        )
         wanted = find_expected(o.case, ns)
         lines = [
             f"## {o.case.id}  query {o.case.query!r}  rank {o.rank or '-'}",

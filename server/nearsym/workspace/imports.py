@@ -16,7 +16,8 @@ Resolution is by path, without running anything: a Python module
 `a.b.c` is any indexed `.../a/b/c.py` or `.../a/b/c/__init__.py` (suffix
 match, so `src/` layouts work); a relative import counts folders up from the
 open file; a JS/TS import `./x` tries the usual extensions and `index`
-files; a Go import path is any indexed folder ending with it. Packages
+files; a Go import path is any indexed folder ending with it; a Rust `use`
+path is read from the crate root (`crate::`) or the file's module. Packages
 outside the workspace resolve to nothing, which is right: they have no
 definitions here.
 
@@ -84,7 +85,7 @@ def _layout(files: Iterable[str]) -> _Layout:
             module = folder if stem == "__init__" else [*folder, stem]
             for i in range(len(module)):
                 by_module.setdefault(".".join(module[i:]), []).append(rel)
-        elif rel.endswith(_ECMASCRIPT_FILES):
+        elif rel.endswith(_ECMASCRIPT_FILES) or rel.endswith(".rs"):
             named.append(rel)
     return _Layout(by_module, by_folder, frozenset(named))
 
@@ -162,6 +163,13 @@ class Relations:
     def _targets(
         self, path: str, namespaces: Sequence[Namespace], source: bytes | None
     ) -> list[str]:
+        return [t for _, targets in self.resolved(path, namespaces, source) for t in targets]
+
+    def resolved(
+        self, path: str, namespaces: Sequence[Namespace], source: bytes | None = None
+    ) -> list[tuple[ImportRef, list[str]]]:
+        """Each import of the file `path` (absolute; `source` its text when
+        it differs from the disk), with the absolute paths it resolves to."""
         spec = language_for_path(path)
         if spec is None:
             return []
@@ -171,14 +179,14 @@ class Relations:
             except (OSError, SkippedFile):
                 return []
         refs = extract_imports(source, spec)
-        out: list[str] = []
+        out: list[tuple[ImportRef, list[str]]] = [(ref, []) for ref in refs]
         for ns in namespaces:
             layout = self._layout_of(ns)
             rel = os.path.relpath(path, ns.root).replace(os.sep, "/")
             inside = not rel.startswith("../")
-            for ref in refs:
+            for ref, targets in out:
                 for target in _resolve(ref, spec.name, rel if inside else None, layout):
-                    out.append(ns.file(target))
+                    targets.append(ns.file(target))
         return out
 
 
@@ -187,6 +195,8 @@ def _resolve(ref: ImportRef, language: str, rel: str | None, layout: _Layout) ->
         return _resolve_python(ref, rel, layout)
     if language == "go":
         return _resolve_go(ref.module.strip("/"), layout)
+    if language == "rust":
+        return _resolve_rust(ref, rel, layout)
     return _resolve_ecmascript(ref, rel, layout)
 
 
@@ -223,6 +233,42 @@ def _resolve_python(ref: ImportRef, rel: str | None, layout: _Layout) -> list[st
     candidates += ["/".join([*module, name]) + ".py" for name in ref.names]
     candidates += ["/".join([*module, name, "__init__.py"]) for name in ref.names]
     return [c.lstrip("/") for c in candidates if c.lstrip("/") in layout.files]
+
+
+_RUST_ROOTS = ("lib.rs", "main.rs")
+
+
+def _resolve_rust(ref: ImportRef, rel: str | None, layout: _Layout) -> list[str]:
+    """A `use` path's module file: `crate::` from the folder holding the
+    crate's `lib.rs`/`main.rs`, `self::` and a bare first part from the
+    file's own module folder, each `super::` one folder up; the module
+    `a::b` is `a/b.rs` or `a/b/mod.rs` there. Other crates' paths resolve
+    to nothing."""
+    if rel is None:
+        return []
+    folder, _, file = rel.rpartition("/")
+    stem = file.removesuffix(".rs")
+    here = folder.split("/") if folder else []
+    if stem not in ("mod", "lib", "main"):
+        here = [*here, stem]
+    parts = [p for p in ref.module.split("::") if p]
+    base = here
+    if parts[:1] == ["crate"]:
+        while base and not any("/".join([*base, r]) in layout.files for r in _RUST_ROOTS):
+            base = base[:-1]
+        parts = parts[1:]
+    else:
+        if parts[:1] == ["self"]:
+            parts = parts[1:]
+        while parts[:1] == ["super"]:
+            base, parts = base[:-1], parts[1:]
+    module = [*base, *parts]
+    if parts:
+        candidates = ["/".join(module) + ".rs", "/".join([*module, "mod.rs"])]
+    else:
+        candidates = ["/".join([*module, r]) for r in ("mod.rs", *_RUST_ROOTS)]
+        candidates.append("/".join(module) + ".rs")
+    return [c for c in candidates if c in layout.files]
 
 
 def _resolve_ecmascript(ref: ImportRef, rel: str | None, layout: _Layout) -> list[str]:

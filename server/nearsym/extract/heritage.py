@@ -1,0 +1,111 @@
+"""The base types each class of a source file names, read from its tree.
+
+A class's bases are what its declaration says it extends, implements or
+embeds: Python's superclasses, a TypeScript/JavaScript class's `extends`
+and `implements` (and an interface's `extends`), Java's superclass and
+interfaces, C++'s and C#'s base lists, a Go struct's embedded types. Each
+base is its bare type name (`a.b.Base` -> `Base`, `Base[T]` -> `Base`,
+`*pkg.Reader` -> `Reader`); keyword arguments (`metaclass=`) and type
+arguments are not bases. What a base name refers to is resolved elsewhere
+(`workspace.members`). Languages without a pattern here have no bases as
+far as the ranking knows.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import tree_sitter as ts
+
+from nearsym.extract.grammar import load_grammar, node_text, parser
+from nearsym.extract.languages import LanguageSpec
+
+_ECMASCRIPT = """
+(class_declaration name: (_) @name (class_heritage) @bases)
+(interface_declaration name: (_) @name (extends_type_clause) @bases)
+"""
+_PATTERNS = {
+    "python": "(class_definition name: (identifier) @name superclasses: (argument_list) @bases)",
+    "javascript": "(class_declaration name: (_) @name (class_heritage) @bases)",
+    "typescript": _ECMASCRIPT
+    + "(abstract_class_declaration name: (_) @name (class_heritage) @bases)",
+    "tsx": _ECMASCRIPT + "(abstract_class_declaration name: (_) @name (class_heritage) @bases)",
+    "java": """
+(class_declaration name: (identifier) @name superclass: (superclass) @bases)
+(class_declaration name: (identifier) @name interfaces: (super_interfaces) @bases)
+(interface_declaration name: (identifier) @name (extends_interfaces) @bases)
+""",
+    "cpp": "(class_specifier name: (_) @name (base_class_clause) @bases)\n"
+    "(struct_specifier name: (_) @name (base_class_clause) @bases)",
+    "csharp": "(class_declaration name: (identifier) @name (base_list) @bases)\n"
+    "(interface_declaration name: (identifier) @name (base_list) @bases)",
+    "go": "(type_spec name: (type_identifier) @name type: (struct_type"
+    " (field_declaration_list (field_declaration !name type: (_) @bases))))",
+}
+"""Per language: `@name` is a class's name, each `@bases` a node holding
+base type names."""
+
+_LAST_PART = {
+    "attribute": "attribute",
+    "member_expression": "property",
+    "scoped_type_identifier": "name",
+    "nested_type_identifier": "name",
+    "qualified_identifier": "name",
+    "scoped_identifier": "name",
+    "qualified_type": "name",
+    "generic_type": "name",
+    "subscript": "value",
+    "generic_name": "",
+}
+"""Node types naming a type by a path or with arguments, and the field that
+holds the bare name ("" for the first named child)."""
+_NOT_BASES = frozenset(
+    {"keyword_argument", "type_arguments", "type_parameters", "arguments", "call_expression"}
+)
+_NAMES = frozenset({"identifier", "type_identifier"})
+
+
+@cache
+def _query(spec: LanguageSpec) -> ts.Query | None:
+    pattern = _PATTERNS.get(spec.name)
+    if pattern is None:
+        return None
+    try:
+        return ts.Query(load_grammar(spec).language, pattern)
+    except (ts.QueryError, ValueError, ImportError):
+        return None  # a grammar whose node names differ: no bases
+
+
+def _base_names(node: ts.Node, out: list[str]) -> None:
+    kind = node.type
+    if kind in _NAMES:
+        out.append(node_text(node))
+    elif kind in _LAST_PART:
+        field = _LAST_PART[kind]
+        inner = node.child_by_field_name(field) if field else None
+        if inner is None and node.named_children:
+            inner = node.named_children[0]
+        if inner is not None:
+            _base_names(inner, out)
+    elif kind not in _NOT_BASES:
+        for child in node.named_children:
+            _base_names(child, out)
+
+
+def class_bases(source: bytes, spec: LanguageSpec) -> dict[int, tuple[str, ...]]:
+    """Each class of `source` that names bases, by the 0-based line of its
+    name: the bases' bare names, in the order written. Empty for languages
+    without a pattern."""
+    query = _query(spec)
+    if query is None:
+        return {}
+    tree = parser(spec).parse(source)
+    found: dict[int, list[str]] = {}
+    for _, captures in ts.QueryCursor(query).matches(tree.root_node):
+        names = captures.get("name")
+        if not names:
+            continue
+        out = found.setdefault(names[0].start_point.row, [])
+        for bases in captures.get("bases", []):
+            _base_names(bases, out)
+    return {line: tuple(dict.fromkeys(b for b in bases if b)) for line, bases in found.items()}

@@ -1,0 +1,153 @@
+"""How many files of an index mention each name.
+
+Design note
+-----------
+A prior for the ranking among name ties (`RankPolicy.mentions`): a name
+many files mention is the one people mean. Each file's mentions arrive
+with its definitions (`FileDefs.mentions`: the sorted 32-bit keys of its
+distinct identifiers, `extract.mentions`); the index keeps, per key, the
+number of files mentioning it, never the files' lists for long:
+
+- a *base*: sorted keys and their counts (`uint32` and `uint16`,
+  saturating), six bytes per key;
+- the lists of the files added since the base was last folded, exactly, so
+  that a file replaced again (an editor saving it) or removed is counted
+  once, not once per version. When those lists hold `FOLD_KEYS` keys, they
+  are folded into the base and forgotten.
+
+A file's mentions folded into the base stay counted after it is replaced
+or removed: a name's count can be too high by the number of such files
+that mention it (a file edited many times is counted at most twice, its
+folded version and its newest). A cold index ends by dropping every key
+that names no definition of the index (`prune`), so the base holds about
+one count per distinct definition name.
+
+The counts are read per query for the pool's distinct names at once
+(`counts`): one vectorised lookup in the base, one in the folded lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from nearsym.extract.mentions import name_key
+
+U16_MAX = 65_535
+FOLD_KEYS = 262_144
+"""Keys held per file before they are folded into the base: consolidating
+them (after each change, on the next query) stays near 10 ms, and folding
+is a merge of two sorted arrays."""
+
+_EMPTY_KEYS: NDArray[np.uint32] = np.zeros(0, dtype=np.uint32)
+_EMPTY_COUNTS: NDArray[np.uint16] = np.zeros(0, dtype=np.uint16)
+
+
+def _tally(lists: Sequence[NDArray[np.uint32]]) -> tuple[NDArray[np.uint32], NDArray[np.int64]]:
+    if not lists:
+        return _EMPTY_KEYS, np.zeros(0, dtype=np.int64)
+    keys, counts = np.unique(np.concatenate(lists), return_counts=True)
+    return keys.astype(np.uint32), counts.astype(np.int64)
+
+
+class MentionCounts:
+    """Files mentioning each name key, for one index (see the module note)."""
+
+    def __init__(self) -> None:
+        self._keys: NDArray[np.uint32] = _EMPTY_KEYS
+        self._counts: NDArray[np.uint16] = _EMPTY_COUNTS
+        self._files: dict[str, NDArray[np.uint32]] = {}
+        self._held = 0
+        self._recent: tuple[NDArray[np.uint32], NDArray[np.int64]] | None = None
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._keys.nbytes + self._counts.nbytes) + 4 * self._held
+
+    def add(self, path: str, mentions: bytes) -> None:
+        """`path` now mentions the keys `mentions` (replacing what it did)."""
+        self.remove(path)
+        if not mentions:
+            return
+        keys = np.frombuffer(mentions, dtype=np.uint32)
+        self._files[path] = keys
+        self._held += len(keys)
+        self._recent = None
+        if self._held >= FOLD_KEYS:
+            self.fold()
+
+    def remove(self, path: str) -> None:
+        old = self._files.pop(path, None)
+        if old is not None:
+            self._held -= len(old)
+            self._recent = None
+
+    def fold(self) -> None:
+        """Add the files' lists to the base and forget them."""
+        keys, counts = self._recent_tally()
+        self._files.clear()
+        self._held = 0
+        self._recent = None
+        self._merge(keys, counts)
+
+    def _merge(self, keys: NDArray[np.uint32], counts: NDArray[np.int64]) -> None:
+        if not len(keys):
+            return
+        at = np.searchsorted(self._keys, keys)
+        hit = at < len(self._keys)
+        hit[hit] = self._keys[at[hit]] == keys[hit]
+        base = self._counts.astype(np.int64)
+        np.add.at(base, at[hit], counts[hit])
+        new = ~hit
+        merged_keys = np.insert(self._keys, at[new], keys[new])
+        merged = np.insert(base, at[new], counts[new])
+        self._keys = merged_keys.astype(np.uint32)
+        self._counts = np.minimum(merged, U16_MAX).astype(np.uint16)
+
+    def prune(self, names: Iterable[str]) -> None:
+        """Fold, then keep only the keys of `names` (the index's definition
+        names: no other name is ever looked up)."""
+        self.fold()
+        wanted = np.unique(np.fromiter((name_key(n) for n in names), dtype=np.uint32))
+        keep = np.isin(self._keys, wanted, assume_unique=True)
+        self._keys = self._keys[keep]
+        self._counts = self._counts[keep]
+
+    def _recent_tally(self) -> tuple[NDArray[np.uint32], NDArray[np.int64]]:
+        if self._recent is None:
+            self._recent = _tally(list(self._files.values()))
+        return self._recent
+
+    def counts(self, names: Sequence[str]) -> list[int]:
+        """Files mentioning each of `names` (0 for a name none mentions)."""
+        if not names:
+            return []
+        keys = np.fromiter((name_key(n) for n in names), dtype=np.uint32, count=len(names))
+        out = np.zeros(len(names), dtype=np.int64)
+        for table, values in (self._recent_tally(), (self._keys, self._counts)):
+            if not len(table):
+                continue
+            at = np.minimum(np.searchsorted(table, keys), len(table) - 1)
+            hit = table[at] == keys
+            out[hit] += values[at[hit]].astype(np.int64)
+        return [int(c) for c in out.tolist()]
+
+    # -- snapshots -----------------------------------------------------------------
+    def to_parts(self) -> dict[str, bytes]:
+        """The counts (folded) as a snapshot's parts."""
+        self.fold()
+        return {
+            "mention_keys": self._keys.tobytes(),
+            "mention_counts": self._counts.tobytes(),
+        }
+
+    def install(self, parts: dict[str, bytes]) -> None:
+        """Add a snapshot's counts (`to_parts`). Raises ValueError on parts
+        that do not fit together."""
+        keys = np.frombuffer(parts.get("mention_keys", b""), dtype=np.uint32)
+        counts = np.frombuffer(parts.get("mention_counts", b""), dtype=np.uint16)
+        if len(keys) != len(counts) or (len(keys) > 1 and not bool(np.all(keys[1:] > keys[:-1]))):
+            raise ValueError("snapshot mention counts disagree")
+        self._merge(keys.astype(np.uint32), counts.astype(np.int64))

@@ -1,0 +1,246 @@
+"""The classes whose members the open file uses: those it defines, those it
+imports, and their base classes.
+
+Design note
+-----------
+`Flask.route` is defined on `Scaffold`, two bases up from the `Flask` a
+test imports; `subscribe` typed in a file that imports `Observable` most
+likely means `Observable.subscribe`. So the ranking puts the members of
+these classes right after the name evidence (`RankPolicy.members`):
+
+- the classes the open file defines (the index's class-like definitions
+  of the file: classes, interfaces, structs, enums);
+- the classes it imports by name (`from a import B`, `import { B } from
+  './b'`), found among the top-level definitions of the files the import
+  resolves to (`imports.Relations.resolved`), or one re-export further
+  (`flask/__init__.py` -> `flask/app.py`);
+- their bases, transitively up to `BASE_DEPTH` steps: each base name a
+  class's declaration gives (`extract.heritage`) is resolved in its file
+  (a class of that file, then an import naming it, as above), else to the
+  only class of that name in the workspace; a name that is ambiguous and
+  not imported resolves to nothing.
+
+Go methods and C++ out-of-line definitions live in other files of their
+type's folder, so for those languages a class stands for its folder too.
+Resolution reads files (their imports and bases, cached by modification
+time) and asks the index for exact names; the answer is cached per open
+file until it or an index changes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from nearsym.core.model import Kind, Symbol
+from nearsym.core.query import Query
+from nearsym.core.rank import RankPolicy, WorkspaceHints
+from nearsym.extract.heritage import class_bases
+from nearsym.extract.imports import ImportRef
+from nearsym.extract.languages import language_for_path
+from nearsym.index.namespace import Namespace
+from nearsym.workspace.discovery import SkippedFile, read_source
+from nearsym.workspace.imports import MAX_READ_BYTES, Relations
+from nearsym.workspace.reexports import Reexports
+
+CLASS_LIKE = frozenset({Kind.CLASS, Kind.INTERFACE, Kind.STRUCT, Kind.ENUM})
+BASE_DEPTH = 4
+"""Steps up the base classes (`Flask` -> `App` -> `Scaffold` is two);
+deeper chains reach `object`-like roots every class shares."""
+UNIQUE_POOL = 64
+"""Candidates read when looking a base name up by itself: exact names come
+first in a pool and are never cut, so this only bounds the other rows."""
+_FOLDER_LANGUAGES = frozenset({"go", "c", "cpp"})
+"""Languages whose methods may be defined in other files of the folder."""
+MAX_CACHED = 256
+
+
+@dataclass(frozen=True, slots=True)
+class _Class:
+    file: str
+    """Absolute path of the file defining the class."""
+    symbol: Symbol
+
+
+def _owner(path: str, namespaces: Sequence[Namespace]) -> tuple[Namespace, str] | None:
+    for ns in namespaces:
+        rel = os.path.relpath(path, ns.root).replace(os.sep, "/")
+        if not rel.startswith("../") and rel in ns.index:
+            return ns, rel
+    return None
+
+
+class Members:
+    """The open file's classes and their bases, cached (see the module note)."""
+
+    def __init__(self, relations: Relations) -> None:
+        self.relations = relations
+        self._bases: dict[str, tuple[float, dict[int, tuple[str, ...]]]] = {}
+        self._answers: dict[tuple[object, ...], frozenset[tuple[str, str]]] = {}
+        self._named: dict[tuple[object, ...], list[_Class]] = {}
+        self._imports: dict[str, tuple[tuple[float, int], list[tuple[ImportRef, list[str]]]]] = {}
+
+    def _resolved(
+        self, path: str, namespaces: Sequence[Namespace]
+    ) -> list[tuple[ImportRef, list[str]]]:
+        """`Relations.resolved` of a file on disk, cached by its modification
+        time and the number of files indexed."""
+        try:
+            stamp = (os.stat(path).st_mtime, sum(len(ns.index) for ns in namespaces))
+        except OSError:
+            return []
+        cached = self._imports.get(path)
+        if cached is None or cached[0] != stamp:
+            if len(self._imports) > 4 * MAX_CACHED:
+                self._imports.clear()
+            cached = self._imports[path] = (stamp, self.relations.resolved(path, namespaces))
+        return cached[1]
+
+    def of(
+        self, open_file: str | None, namespaces: Sequence[Namespace], source: bytes | None = None
+    ) -> frozenset[tuple[str, str]]:
+        """(file or folder, qualified class name) for each class whose
+        members the open file uses (`rank.WorkspaceHints.members`)."""
+        if open_file is None:
+            return frozenset()
+        try:
+            stamp = os.stat(open_file).st_mtime if source is None else -float(hash(source))
+        except OSError:
+            stamp = 0.0
+        key = (open_file, stamp, tuple((ns.root, ns.index.generation) for ns in namespaces))
+        found = self._answers.get(key)
+        if found is None:
+            if len(self._answers) > MAX_CACHED:
+                self._answers.clear()
+            found = self._answers[key] = self._compute(open_file, namespaces, source)
+        return found
+
+    def _compute(
+        self, open_file: str, namespaces: Sequence[Namespace], source: bytes | None
+    ) -> frozenset[tuple[str, str]]:
+        start: list[_Class] = [
+            _Class(open_file, s)
+            for s in self._symbols(open_file, namespaces)
+            if s.kind in CLASS_LIKE
+        ]
+        for ref, targets in self.relations.resolved(open_file, namespaces, source):
+            for name in ref.names:
+                if name != "*":
+                    start.extend(self._find(name, targets, namespaces, hops=1))
+        seen: dict[tuple[str, str], _Class] = {}
+        frontier = start
+        for _ in range(BASE_DEPTH + 1):
+            nxt: list[_Class] = []
+            for c in frontier:
+                k = (c.file, c.symbol.qualified_name)
+                if k in seen:
+                    continue
+                seen[k] = c
+                for base in self._bases_of(c):
+                    nxt.extend(self._resolve_base(base, c.file, namespaces))
+            frontier = nxt
+        out: set[tuple[str, str]] = set()
+        for (file, name), c in seen.items():
+            out.add((file, name))
+            if c.symbol.language in _FOLDER_LANGUAGES:
+                out.add((os.path.dirname(file), name))
+        return frozenset(out)
+
+    def _symbols(self, path: str, namespaces: Sequence[Namespace]) -> tuple[Symbol, ...]:
+        owner = _owner(path, namespaces)
+        return owner[0].index.symbols_of(owner[1]) if owner else ()
+
+    def _find(
+        self, name: str, targets: Sequence[str], namespaces: Sequence[Namespace], hops: int
+    ) -> list[_Class]:
+        """Top-level classes named `name` in `targets`, or (`hops` times)
+        in what those files import under that name (re-exports)."""
+        found = [
+            _Class(t, s)
+            for t in targets
+            for s in self._symbols(t, namespaces)
+            if s.name == name and not s.container and s.kind in CLASS_LIKE
+        ]
+        if found or hops <= 0:
+            return found
+        for t in targets:
+            for ref, further in self._resolved(t, namespaces):
+                if name in ref.names or "*" in ref.names:
+                    found.extend(self._find(name, further, namespaces, hops - 1))
+        return found
+
+    def _resolve_base(self, name: str, file: str, namespaces: Sequence[Namespace]) -> list[_Class]:
+        here = [
+            _Class(file, s)
+            for s in self._symbols(file, namespaces)
+            if s.name == name and s.kind in CLASS_LIKE
+        ]
+        if here:
+            return here
+        for ref, targets in self._resolved(file, namespaces):
+            if name in ref.names:
+                found = self._find(name, targets, namespaces, hops=1)
+                if found:
+                    return found
+        return self._unique(name, namespaces)
+
+    def _unique(self, name: str, namespaces: Sequence[Namespace]) -> list[_Class]:
+        key = (name, tuple((ns.root, ns.index.generation) for ns in namespaces))
+        found = self._named.get(key)
+        if found is None:
+            if len(self._named) > 4 * MAX_CACHED:
+                self._named.clear()
+            found = self._named[key] = self._lookup(name, namespaces)
+        return found
+
+    def _lookup(self, name: str, namespaces: Sequence[Namespace]) -> list[_Class]:
+        query = Query.parse(name)
+        found = [
+            _Class(ns.file(s.path), s)
+            for ns in namespaces
+            for s in ns.index.candidates(query, UNIQUE_POOL)
+            if s.name == name and s.kind in CLASS_LIKE
+        ]
+        return found if len(found) == 1 else []
+
+    def _bases_of(self, c: _Class) -> tuple[str, ...]:
+        spec = language_for_path(c.file)
+        if spec is None:
+            return ()
+        try:
+            mtime = os.stat(c.file).st_mtime
+        except OSError:
+            return ()
+        cached = self._bases.get(c.file)
+        if cached is None or cached[0] != mtime:
+            try:
+                bases = class_bases(read_source(c.file, MAX_READ_BYTES), spec)
+            except (OSError, SkippedFile):
+                bases = {}
+            if len(self._bases) > 4 * MAX_CACHED:
+                self._bases.clear()
+            cached = self._bases[c.file] = (mtime, bases)
+        return cached[1].get(c.symbol.span.line, ())
+
+
+class WorkspaceContext:
+    """The hints the ranking reads from the workspace (`rank.WorkspaceHints`),
+    each read only when the policy uses it."""
+
+    def __init__(self, relations: Relations | None = None) -> None:
+        self.relations = relations or Relations()
+        self.members = Members(self.relations)
+        self.reexports = Reexports(self.relations)
+
+    def hints(
+        self,
+        open_file: str | None,
+        namespaces: Sequence[Namespace],
+        policy: RankPolicy,
+        source: bytes | None = None,
+    ) -> WorkspaceHints:
+        return WorkspaceHints(
+            self.members.of(open_file, namespaces, source) if policy.members else frozenset(),
+            self.reexports.of(namespaces) if policy.exported else frozenset(),
+        )

@@ -1,0 +1,183 @@
+"""The open file's classes and their bases, and the packages' re-exports:
+read from a real index of files on disk, and the rank rules that use them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nearsym.core.rank import RankPolicy
+from nearsym.extract.heritage import class_bases
+from nearsym.extract.languages import language_for_path
+from nearsym.index.namespace import Namespace
+from nearsym.index.search import answer
+from nearsym.index.store import SymbolIndex
+from nearsym.workspace.config import Config
+from nearsym.workspace.indexer import index_into
+from nearsym.workspace.members import WorkspaceContext
+
+FLASKISH = {
+    "pkg/__init__.py": "from .app import Flask\nfrom .sub import helper\n",
+    "pkg/app.py": "from .scaffold import Scaffold\n\nclass Flask(Scaffold):\n    def run(self): pass\n",
+    "pkg/scaffold.py": "class Scaffold(Root):\n    def route(self): pass\n",
+    "pkg/root.py": "class Root:\n    def finalize(self): pass\n",
+    "pkg/sub/__init__.py": "from .impl import helper\n",
+    "pkg/sub/impl.py": "def helper(): pass\n",
+    "other/blue.py": "class Blueprint:\n    def route(self): pass\n    def finalize(self): pass\n",
+    "other/web.py": "class Flask:\n    def run(self): pass\n",
+    "tests/test_app.py": "from pkg import Flask\n\nclass Case:\n    def check(self): pass\n",
+}
+
+
+def workspace(tmp_path: Path, files: dict[str, str]) -> list[Namespace]:
+    for rel, text in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    index = SymbolIndex(str(tmp_path))
+    index_into(index, Config())
+    return [Namespace(str(tmp_path), index)]
+
+
+def relative(tmp_path: Path, pairs: frozenset[tuple[str, str]]) -> set[tuple[str, str]]:
+    return {(str(Path(p).relative_to(tmp_path)), n) for p, n in pairs}
+
+
+ALL = RankPolicy(members=True, exported=True)
+
+
+def test_classes_defined_imported_and_their_bases(tmp_path: Path) -> None:
+    ns = workspace(tmp_path, FLASKISH)
+    hints = WorkspaceContext().hints(str(tmp_path / "tests/test_app.py"), ns, ALL)
+    assert relative(tmp_path, hints.members) == {
+        ("tests/test_app.py", "Case"),  # defined here
+        ("pkg/app.py", "Flask"),  # imported, through the package's __init__
+        ("pkg/scaffold.py", "Scaffold"),  # its base, through app.py's import
+        ("pkg/root.py", "Root"),  # the base's base: the only class named Root
+    }
+
+
+def test_an_ambiguous_base_name_that_is_not_imported_resolves_to_nothing(
+    tmp_path: Path,
+) -> None:
+    files = {**FLASKISH, "other/root.py": "class Root:\n    pass\n"}
+    ns = workspace(tmp_path, files)
+    hints = WorkspaceContext().hints(str(tmp_path / "tests/test_app.py"), ns, ALL)
+    assert ("pkg/root.py", "Root") not in relative(tmp_path, hints.members)
+    assert ("pkg/scaffold.py", "Scaffold") in relative(tmp_path, hints.members)
+
+
+def test_a_member_of_a_base_class_comes_first(tmp_path: Path) -> None:
+    ns = workspace(tmp_path, FLASKISH)
+    open_file = str(tmp_path / "tests/test_app.py")
+    hints = WorkspaceContext().hints(open_file, ns, ALL)
+    on = answer(ns, "route", 2, open_file, ALL, hints=hints)
+    off = answer(ns, "route", 2, open_file, RankPolicy(members=False), hints=hints)
+    assert [s.qualified_name for s in on] == ["Scaffold.route", "Blueprint.route"]
+    assert [s.qualified_name for s in off] == ["Blueprint.route", "Scaffold.route"]
+
+
+def test_typescript_imports_and_implements(tmp_path: Path) -> None:
+    files = {
+        "src/Observable.ts": (
+            "import { Subscribable } from './types';\n"
+            "export class Observable<T> implements Subscribable<T> {\n"
+            "  pipe(): void {}\n}\n"
+        ),
+        "src/types.ts": "export interface Subscribable<T> {\n  subscribe(): void;\n}\n",
+        "src/app.ts": "import { Observable } from './Observable';\nconst o = new Observable();\n",
+        "src/index.ts": "export { Observable } from './Observable';\nexport * from './types';\n",
+    }
+    ns = workspace(tmp_path, files)
+    hints = WorkspaceContext().hints(str(tmp_path / "src/app.ts"), ns, ALL)
+    assert relative(tmp_path, hints.members) == {
+        ("src/Observable.ts", "Observable"),
+        ("src/types.ts", "Subscribable"),
+    }
+    assert relative(tmp_path, hints.exported) == {
+        ("src/Observable.ts", "Observable"),
+        ("src/types.ts", "*"),
+    }
+
+
+def test_reexports_are_followed_through_subpackages(tmp_path: Path) -> None:
+    ns = workspace(tmp_path, FLASKISH)
+    hints = WorkspaceContext().hints(None, ns, ALL)
+    assert hints.members == frozenset()
+    assert relative(tmp_path, hints.exported) == {
+        ("pkg/app.py", "Flask"),
+        ("pkg/sub/impl.py", "helper"),
+    }
+
+
+def test_a_reexported_name_wins_a_name_tie(tmp_path: Path) -> None:
+    ns = workspace(tmp_path, FLASKISH)
+    open_file = str(tmp_path / "other/blue.py")  # next to other/web.py, whose Flask is not exported
+    hints = WorkspaceContext().hints(open_file, ns, ALL)
+    policy = RankPolicy(exported=True, imports=False)
+    on = answer(ns, "Flask", 2, open_file, policy, hints=hints)
+    off = answer(ns, "Flask", 2, open_file, RankPolicy(imports=False), hints=hints)
+    assert [s.path for s in on] == ["pkg/app.py", "other/web.py"]
+    assert [s.path for s in off] == ["other/web.py", "pkg/app.py"]
+
+
+def test_unused_hints_are_not_read(tmp_path: Path) -> None:
+    ns = workspace(tmp_path, FLASKISH)
+    off = RankPolicy(members=False, exported=False)
+    hints = WorkspaceContext().hints(str(tmp_path / "tests/test_app.py"), ns, off)
+    assert hints.members == hints.exported == frozenset()
+
+
+HERITAGE = {
+    "a.py": (
+        b"class A(B, a.b.C, Generic[T], metaclass=M):\n  class In(A): pass\nclass Z: pass\n",
+        {0: ("B", "C", "Generic"), 1: ("A",)},
+    ),
+    "a.ts": (
+        b"class A extends B implements I, ns.J<T> {}\ninterface K extends L, M<X> {}\n"
+        b"export abstract class Q extends R {}\n",
+        {0: ("B", "I", "J"), 1: ("L", "M"), 2: ("R",)},
+    ),
+    "a.js": (b"class A extends B {}\nclass C extends mix(D) {}\n", {0: ("B",), 1: ()}),
+    "a.java": (
+        b"class A extends B implements I, J {}\ninterface K extends L {}\n",
+        {
+            0: ("B", "I", "J"),
+            1: ("L",),
+        },
+    ),
+    "a.go": (
+        b"package p\ntype S struct {\n  Base\n  *io.Reader\n  x int\n}\n",
+        {1: ("Base", "Reader")},
+    ),
+    "a.cpp": (b"class A : public B, private ns::C {};\n", {0: ("B", "C")}),
+    "a.cs": (b"class A : B, I {}\n", {0: ("B", "I")}),
+    "a.rb": (b"class A < B\nend\n", {}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HERITAGE))
+def test_class_bases_per_language(name: str) -> None:
+    spec = language_for_path(name)
+    assert spec is not None
+    source, bases = HERITAGE[name]
+    assert class_bases(source, spec) == bases
+
+
+def test_rust_pub_use_in_lib_and_mod_files(tmp_path: Path) -> None:
+    files = {
+        "src/lib.rs": "pub use self::store::Store;\npub use util::*;\nuse std::io;\nmod store;\n",
+        "src/store.rs": "pub struct Store {}\npub struct Hidden {}\n",
+        "src/util/mod.rs": "pub use self::helpers::{helper, Other as Renamed};\n"
+        "pub(crate) use crate::store::Hidden;\n",
+        "src/util/helpers.rs": "pub fn helper() {}\npub struct Other;\n",
+    }
+    ns = workspace(tmp_path, files)
+    hints = WorkspaceContext().hints(None, ns, ALL)
+    assert relative(tmp_path, hints.exported) == {
+        ("src/store.rs", "Store"),
+        ("src/store.rs", "Hidden"),
+        ("src/util/helpers.rs", "helper"),
+        ("src/util/helpers.rs", "Other"),
+    }
