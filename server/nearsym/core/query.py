@@ -15,10 +15,20 @@ Readings, with the fields that hold them:
   (`Outer.Inner.m` -> `outer.inner`, `m`);
 - the query's distinct lower-cased words (`path_words`), which the path
   evidence looks for among the segments of a definition's path;
-- smart case (`cased`): whether a capital was typed, so that case counts.
-
-Modifiers (`'exact`, `^prefix`, `suffix$`, a kind filter) have no reading
-yet: their characters are part of the text like any other.
+- smart case (`cased`): whether a capital was typed, so that case counts;
+- the where-parts (`where`) and the name part (`name`): the text cut on
+  whitespace and on the qualifier separators (`.`, `::`, `/`, `#`, `->`,
+  `:`); the last part names the definition, the others where it is
+  (`flask.Flask`, `sansio/app Flask`, `python PythonDomain`);
+- the modifiers, fzf's and gopls's, read off the ends of the text before
+  anything else: a leading `'` asks for the exact name (`exact`), a leading
+  `^` (or a trailing `*`, as a glob has it) for names that start with the
+  name part (`prefix`), a trailing `$` for names that end with it
+  (`suffix`), and a leading `#` for types only (`types_only`; a `#` inside the text,
+  `A#b`, stays a qualifier separator). They test the name part against the
+  name (`accepts`), case-insensitively unless a capital is typed. A text
+  that is nothing but modifiers is read as the empty query: a modifier
+  alone never empties an answer.
 """
 
 from __future__ import annotations
@@ -26,10 +36,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from nearsym.core.model import Kind
 from nearsym.core.words import split_words
 
 _QUALIFIER = re.compile(r"::|\.|#|->")
 """What separates an owner from its member in a query."""
+
+_PARTS = re.compile(r"\s+|::|->|[.:/#]")
+"""What separates the where-parts of a query from each other and from its
+name part: whitespace and every qualifier separator, `/` and `:` too."""
+
+TYPE_KINDS = frozenset({Kind.CLASS, Kind.INTERFACE, Kind.STRUCT, Kind.ENUM})
+"""What a `#` query keeps: the kinds that name a type (a TypeScript `type`
+alias is a class to nearsym)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,16 +76,32 @@ class Query:
     """The lower-cased part of `target` after its last dot."""
     cased: bool
     """Whether a capital was typed (smart case applies)."""
+    name: str = ""
+    """The last part of the text (`Flask` of `flask.Flask`), as typed: what
+    the where reading matches against a definition's name."""
+    where: tuple[str, ...] = ()
+    """The parts before the name part, lower-cased, in order (`sansio/app
+    Flask` -> `sansio`, `app`); empty for a query of one part."""
+    exact: bool = False
+    """`'name`: only the exact name (case aside, unless a capital is typed)."""
+    prefix: bool = False
+    """`^name`: only names that start with the name part."""
+    suffix: bool = False
+    """`name$`: only names that end with the name part."""
+    types_only: bool = False
+    """`#name`: only types (`TYPE_KINDS`)."""
 
     @classmethod
-    def parse(cls, text: str) -> Query:
+    def parse(cls, typed: str) -> Query:
+        text, exact, prefix, suffix, types_only = _modifiers(typed)
         compact = "".join(text.split())
         words = split_words(text)
         qualified = _QUALIFIER.search(text) is not None
         target = _QUALIFIER.sub(".", compact).strip(".") if qualified else ""
         owner, _, member = target.lower().rpartition(".")
+        parts = [p for p in _PARTS.split(text) if p]
         return cls(
-            text=text,
+            text=typed,
             compact=compact,
             folded=compact.lower(),
             words=words,
@@ -76,9 +111,60 @@ class Query:
             owner=owner,
             member=member,
             cased=compact != compact.lower(),
+            name=parts[-1] if parts else "",
+            where=tuple(p.lower() for p in parts[:-1]),
+            exact=exact,
+            prefix=prefix,
+            suffix=suffix,
+            types_only=types_only,
         )
 
     @property
     def empty(self) -> bool:
-        """Whether nothing but whitespace was typed."""
+        """Whether nothing but whitespace (and modifiers) was typed."""
         return not self.compact
+
+    @property
+    def filtered(self) -> bool:
+        """Whether a modifier restricts which definitions may answer."""
+        return self.exact or self.prefix or self.suffix or self.types_only
+
+    def accepts(self, name: str, kind: Kind) -> bool:
+        """Whether the modifiers let a definition of this name and kind answer
+        (always, when none was typed): the name part against the name,
+        case-insensitively unless a capital was typed."""
+        if self.types_only and kind not in TYPE_KINDS:
+            return False
+        if not (self.exact or self.prefix or self.suffix):
+            return True
+        part = self.name
+        if not self.cased:
+            part, name = part.lower(), name.lower()
+        if self.exact:
+            return name == part
+        return (not self.prefix or name.startswith(part)) and (
+            not self.suffix or name.endswith(part)
+        )
+
+
+def _modifiers(typed: str) -> tuple[str, bool, bool, bool, bool]:
+    """The text without its modifiers, and which were typed: (text, exact,
+    prefix, suffix, types only). Only a text's ends hold modifiers; a text
+    of modifiers alone is the empty text with none."""
+    text = typed.strip()
+    exact = prefix = suffix = types_only = False
+    while text and text[0] in "#'^":
+        if text[0] == "#":
+            types_only = True
+        elif text[0] == "'":
+            exact = True
+        else:
+            prefix = True
+        text = text[1:].lstrip()
+    while text and text[-1] in "$*":
+        suffix = suffix or text[-1] == "$"
+        prefix = prefix or text[-1] == "*"
+        text = text[:-1].rstrip()
+    if not text:
+        return "", False, False, False, False
+    return text, exact, prefix, suffix, types_only

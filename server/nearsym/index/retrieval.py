@@ -52,6 +52,7 @@ from nearsym.core.proximity import directory_distance
 from nearsym.core.query import Query
 from nearsym.core.typos import TYPO_MIN_LENGTH, variants
 from nearsym.core.words import is_subsequence
+from nearsym.index import where
 from nearsym.index.keys import KeyCheck, Subsequence, Substring, merged_keys
 from nearsym.index.segment import Segment
 
@@ -98,7 +99,8 @@ def candidates(index: Rows, query: Query, width: int, open_file: str | None) -> 
     At most `width` rows, except that every exact name match is included
     whatever the width (they come first). An empty query returns the
     definitions of the files nearest `open_file` (absolute path), or of
-    all files in path order when none is open.
+    all files in path order when none is open. The query's modifiers
+    filter the rows as the tiers fill (`where.admitting`).
     """
     retrieval = _Retrieval(index)
     if query.empty:
@@ -122,6 +124,7 @@ def candidates(index: Rows, query: Query, width: int, open_file: str | None) -> 
                 return container == owner or container.endswith("." + owner)
 
             allowed = [_owners_like(seg, _bytes(owner)) for seg in retrieval.segs]
+    keep = where.admitting(query, keep)
     pool = retrieval.fill(_bytes(text), width, keep, first, allowed)
     if (
         keep is None

@@ -69,7 +69,8 @@ def search(
     - Empty query: the definitions nearest `open_file` (its own, then its
       folder's, then outward); in path order when no file is open.
     - Candidates whose name evidence is 0 (a qualified query whose owner does
-      not match) are dropped before ranking.
+      not match) or that a modifier refuses (`'exact`, `^prefix`, `suffix$`,
+      `#types`: `Query.accepts`) are dropped before ranking.
     - `open_file` is an absolute path, or None: then only the name decides.
     - `related`: absolute paths of the files the open file imports
       (`relations.Relations.related_files`).
@@ -172,8 +173,16 @@ def ranked_pool(
     per_namespace = [_blocks(p, width, block) for p in pools]
     if not parsed.empty:
         evident = name_evidence(parsed)
+        accepts = parsed.accepts if parsed.filtered else None
         per_namespace = [
-            [[s for s in b if evident(s.name, s.container)] for b in blocks]
+            [
+                [
+                    s
+                    for s in b
+                    if evident(s.name, s.container) and (not accepts or accepts(s.name, s.kind))
+                ]
+                for b in blocks
+            ]
             for blocks in per_namespace
         ]
     ordered: list[Symbol] = []

@@ -1,0 +1,177 @@
+"""The query modifiers against the real server over stdio: one workspace laid
+out like the projects the examples come from (flask, httpx, click, sphinx),
+each example's answer checked."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from .test_server import indexed, query, start
+
+pytestmark = pytest.mark.e2e
+
+FILES = {
+    "src/flask/__init__.py": "from .app import Flask\n",
+    "src/flask/app.py": """
+        from .sansio.app import App
+
+        class Flask(App):
+            def raise_routing_exception(self, request):
+                pass
+
+            def make_response(self, rv):
+                pass
+        """,
+    "src/flask/sansio/app.py": """
+        from .scaffold import Scaffold
+
+        class App(Scaffold):
+            def register_blueprint(self, blueprint):
+                pass
+        """,
+    "src/flask/sansio/scaffold.py": """
+        class Scaffold:
+            def route(self, rule):
+                pass
+
+            def _method_route(self, method, rule):
+                pass
+        """,
+    "src/flask/testing.py": """
+        class FlaskClient:
+            pass
+
+        def flask_app_factory():
+            pass
+        """,
+    "tests/test_config.py": """
+        def test_custom_config_class():
+            class Flask:
+                pass
+        """,
+    "httpx/_client.py": """
+        class BaseClient:
+            pass
+
+        class Client(BaseClient):
+            pass
+
+        class AsyncClient(BaseClient):
+            pass
+
+        class ClientState:
+            pass
+        """,
+    "httpx/_models.py": """
+        class Request:
+            pass
+
+        def request(method, url):
+            pass
+        """,
+    "tests/test_async_client.py": """
+        class AsyncClientStub:
+            pass
+        """,
+    "src/click/core.py": """
+        class Command:
+            pass
+
+        class Group(Command):
+            def command(self, name):
+                pass
+        """,
+    "src/click/decorators.py": """
+        def command(name=None):
+            pass
+        """,
+    "sphinx/application.py": """
+        class Sphinx:
+            def require_sphinx(self, version):
+                pass
+        """,
+    "sphinx/util/docutils.py": """
+        class SphinxRole:
+            pass
+        """,
+    "sphinx/domains/__init__.py": """
+        class Domain:
+            pass
+        """,
+    "sphinx/domains/python/__init__.py": """
+        from sphinx.domains import Domain
+
+        class PythonDomain(Domain):
+            pass
+        """,
+    "tests/test_domain_py.py": """
+        class PythonDomainStub:
+            pass
+        """,
+}
+
+
+@pytest_asyncio.fixture
+async def client(tmp_path: Path) -> AsyncIterator[LanguageClient]:
+    root = tmp_path / "projects"
+    for rel, text in FILES.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+    started = await start(root)
+    try:
+        await indexed(started)
+        yield started
+    finally:
+        await started.shutdown_session()
+
+
+def described(symbol: types.WorkspaceSymbol | types.SymbolInformation) -> str:
+    """`path:line container.name` of an answer (`line` 1-based)."""
+    location = symbol.location
+    assert isinstance(location, types.Location)
+    path = location.uri.rsplit("/projects/", 1)[1]
+    owner = f"{symbol.container_name}." if symbol.container_name else ""
+    return f"{path}:{location.range.start.line + 1} {owner}{symbol.name}"
+
+
+async def first(client: LanguageClient, text: str) -> str:
+    answers = await query(client, text)
+    assert answers, f"{text!r} answered nothing"
+    return described(answers[0])
+
+
+async def test_modifiers_filter_by_name_and_kind(client: LanguageClient) -> None:
+    exact = [described(s) for s in await query(client, "'flask")]
+    assert exact[0] == "src/flask/app.py:3 Flask"
+    assert all(d.endswith("Flask") for d in exact), exact
+    assert len(exact) == 2  # and the test's local class
+
+    prefix = {s.name for s in await query(client, "^Fla")}
+    assert prefix == {"Flask", "FlaskClient"}  # not `flask_app_factory`: a capital
+
+    suffix = {s.name for s in await query(client, "client$")}
+    assert suffix == {"BaseClient", "Client", "AsyncClient", "FlaskClient"}
+
+    types_only = [described(s) for s in await query(client, "#request")]
+    assert types_only == ["httpx/_models.py:1 Request"]
+
+    both = [described(s) for s in await query(client, "#^Async")]
+    assert both[0] == "httpx/_client.py:7 AsyncClient"
+    assert all(" Async" in d for d in both), both
+
+
+async def test_a_lone_modifier_answers_as_the_empty_query(client: LanguageClient) -> None:
+    empty = [described(s) for s in await query(client, "")]
+    assert empty
+    for text in ("^", "'", "$", "#", "*", " ^ "):
+        assert [described(s) for s in await query(client, text)] == empty, text
+    # A modifier on its own never empties what the rest gives.
+    assert await first(client, "^  Sphinx") == "sphinx/application.py:1 Sphinx"
