@@ -1,6 +1,6 @@
-"""The query modifiers against the real server over stdio: one workspace laid
-out like the projects the examples come from (flask, httpx, click, sphinx),
-each example's answer checked."""
+"""Queries that name where, and the query modifiers, against the real server
+over stdio: one workspace laid out like the projects the examples come from
+(flask, httpx, click, sphinx), each example's first answer checked."""
 
 from __future__ import annotations
 
@@ -146,6 +146,29 @@ async def first(client: LanguageClient, text: str) -> str:
     answers = await query(client, text)
     assert answers, f"{text!r} answered nothing"
     return described(answers[0])
+
+
+async def test_queries_that_name_where_answer_the_intended_definition(
+    client: LanguageClient,
+) -> None:
+    expected = {
+        "flask.Flask": "src/flask/app.py:3 Flask",
+        "httpx.AsyncClient": "httpx/_client.py:7 AsyncClient",
+        "click.core.Command": "src/click/core.py:1 Command",
+        "sphinx.application.Sphinx": "sphinx/application.py:1 Sphinx",
+        "python PythonDomain": "sphinx/domains/python/__init__.py:3 PythonDomain",
+        # No `Flask` in sansio/app.py: the one that `app` locates is next.
+        "sansio/app Flask": "src/flask/app.py:3 Flask",
+        "flask/sansio App": "src/flask/sansio/app.py:3 App",
+        "sphinx::domains::Domain": "sphinx/domains/__init__.py:1 Domain",
+        # Owner.member as before
+        "App.register_blueprint": "src/flask/sansio/app.py:4 App.register_blueprint",
+        "App#register_blueprint": "src/flask/sansio/app.py:4 App.register_blueprint",
+        "Group.command": "src/click/core.py:5 Group.command",
+        "Flask.make_response": "src/flask/app.py:7 Flask.make_response",
+    }
+    got = {text: await first(client, text) for text in expected}
+    assert got == expected
 
 
 async def test_modifiers_filter_by_name_and_kind(client: LanguageClient) -> None:

@@ -41,6 +41,8 @@ from nearsym.core.proximity import (
     proximity_score,
 )
 from nearsym.core.query import Query
+from nearsym.core.where import clear_caches as clear_where_caches
+from nearsym.core.where import where_reading
 from nearsym.core.words import clear_caches as clear_word_caches
 
 FETCH_FACTOR = 5
@@ -189,6 +191,7 @@ def clear_caches() -> None:
     """Forget memoised scoring and path work (benchmarks measure each pass
     cold)."""
     clear_word_caches()
+    clear_where_caches()
     is_test_path.cache_clear()
     path_segments.cache_clear()
 
@@ -314,6 +317,8 @@ def evidence(
     policy = context.policy
     matcher = NameMatcher(query, policy.smart_case)
     name = matcher.explain(symbol.name, symbol.container, positions)
+    if (reading := where_reading(query, policy.smart_case)) is not None:
+        name = reading.explain(symbol, name)
     shape = name.shape if policy.tail_late else name.score
     file = symbol.file
     open_file = context.open_file if context.policy.closeness else None
@@ -435,6 +440,7 @@ def _order(
     same_file_first, related = policy.same_file_first, context.related
     kind_rank = _KIND_RANK.get
     both = scorer.both
+    where = where_reading(query, case, tail_late)  # None for a query of one part
     for r, symbol in ranked:
         fk = (symbol.root, symbol.path)
         f = by_file.get(fk)
@@ -466,6 +472,8 @@ def _order(
         if n is None:
             score, shape = both(name, container)
             n = by_name[nk] = (score, shape if tail_late else score, qualified(container, name))
+        if where is not None:
+            n = where.better(symbol, n)
         member = exported = False
         if use_members or use_exported:
             place = places.get(fk)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from nearsym.core.match import name_evidence
 from nearsym.core.model import Symbol
 from nearsym.core.query import Query
 from nearsym.core.rank import (
@@ -33,6 +32,7 @@ from nearsym.core.rank import (
     pool_width,
     rerank_groups,
 )
+from nearsym.core.where import evidence
 from nearsym.index.namespace import Namespace
 
 
@@ -69,8 +69,9 @@ def search(
     - Empty query: the definitions nearest `open_file` (its own, then its
       folder's, then outward); in path order when no file is open.
     - Candidates whose name evidence is 0 (a qualified query whose owner does
-      not match) or that a modifier refuses (`'exact`, `^prefix`, `suffix$`,
-      `#types`: `Query.accepts`) are dropped before ranking.
+      not match, where-parts that locate nothing of them) or that a modifier
+      refuses (`'exact`, `^prefix`, `suffix$`, `#types`) are dropped before
+      ranking.
     - `open_file` is an absolute path, or None: then only the name decides.
     - `related`: absolute paths of the files the open file imports
       (`relations.Relations.related_files`).
@@ -172,19 +173,8 @@ def ranked_pool(
     # rows do not depend on how wide the pool is.
     per_namespace = [_blocks(p, width, block) for p in pools]
     if not parsed.empty:
-        evident = name_evidence(parsed)
-        accepts = parsed.accepts if parsed.filtered else None
-        per_namespace = [
-            [
-                [
-                    s
-                    for s in b
-                    if evident(s.name, s.container) and (not accepts or accepts(s.name, s.kind))
-                ]
-                for b in blocks
-            ]
-            for blocks in per_namespace
-        ]
+        evident = evidence(parsed)
+        per_namespace = [[[s for s in b if evident(s)] for b in blocks] for blocks in per_namespace]
     ordered: list[Symbol] = []
     for k in range(max((len(b) for b in per_namespace), default=0)):
         groups = [b[k] for b in per_namespace if k < len(b)]

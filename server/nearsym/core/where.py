@@ -1,0 +1,162 @@
+"""Queries that name where a definition is, not only what it is called.
+
+Design note
+-----------
+A query of several parts (`flask.Flask`, `click.core.Command`, `sansio/app
+Flask`, `python PythonDomain`; see `query`) has a name part,
+its last, and where-parts before it. A definition is *located* by them when
+each where-part, in order, is found among the definition's places
+(`places`), outermost first:
+
+- the folders of its file: a Go package is its folder, a Java package its
+  folders;
+- the file's name, cut on dots (`app`, `py`): with the folders, a Python
+  dotted module (`flask.sansio.app`), a TS/JS file path
+  (`src/internal/Subject`), a Rust module (`mod.rs` is named by its
+  folder, which is already there);
+- its container chain (`Outer.Inner`).
+
+A where-part finds a place that starts with it, case aside (`sphinx.app
+Sphinx` finds `sphinx/application.py`): module and folder names are typed
+whole or cut short, rarely scattered.
+
+The *where reading* (`WhereReading`) is taken only where it beats the
+definition's own name score (`match`): the name part alone against the
+name, scaled into (0, `WHERE_CAP`], below every reading of the whole text:
+the text as typed is the stronger evidence (`search document` still finds
+`search_document` before a `document` in `search.py`), and among located
+definitions the name part decides first, then the seed's path evidence
+(query words that are path segments), then the rest of the order. A
+definition that only some where-parts locate comes after those all of
+them locate (`PARTLY_CAP`): a where-part may be wrong (`sansio/app Flask`;
+`Flask` is in `app.py`) without emptying the answer.
+
+Deliberately not handled: scattered or misspelled where-parts (a
+subsequence admits nearly every definition of a large tree), and imports:
+a module is named by its file, not by what re-exports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+
+from nearsym.core.match import NON_EXACT_FLOOR, NameEvidence, NameMatcher, name_evidence
+from nearsym.core.model import Symbol
+from nearsym.core.query import Query
+from nearsym.core.words import is_subsequence
+
+WHERE_CAP = NON_EXACT_FLOOR
+"""The where reading is the name part's score times this: below the lowest
+score of any reading of the whole text (`NON_EXACT_FLOOR`), so it only
+orders the definitions the whole text does not reach."""
+PARTLY_CAP = WHERE_CAP * NON_EXACT_FLOOR
+"""A definition that only some of the where-parts locate (`sansio/app Flask`
+when no `Flask` is in `sansio/app`, but one is in `app.py`) scores the name
+part times this: after every definition that all of them locate, by the
+same derivation as `WHERE_CAP`."""
+
+_Scores = tuple[float, float, str]
+"""(score, shape, qualified name), as the rerank keeps them per name."""
+
+
+@lru_cache(maxsize=8192)
+def places(path: str, container: str) -> tuple[str, ...]:
+    """A definition's places, lower-cased, outermost first (see the module
+    note): `src/flask/app.py`, `Flask` -> src, flask, app, py, flask."""
+    *folders, file = path.lower().split("/")
+    chain = container.lower().split(".") if container else []
+    return (*folders, *(p for p in file.split(".") if p), *chain)
+
+
+def located(where: tuple[str, ...], path: str, container: str) -> int:
+    """How many where-parts start a place of the definition, in order (the
+    most that can: a part may be skipped): `len(where)` when all do."""
+    found = places(path, container)
+    prev = [0] * (len(found) + 1)
+    for part in where:
+        cur = [0] * (len(found) + 1)
+        for j, place in enumerate(found, 1):
+            cur[j] = max(cur[j - 1], prev[j], prev[j - 1] + place.startswith(part))
+        prev = cur
+    return prev[-1]
+
+
+class WhereReading:
+    """The where reading of one query (see the module note), applied to
+    scores the rerank already has."""
+
+    def __init__(self, query: Query, smart_case: bool = True, tail_late: bool = True) -> None:
+        self.query = query
+        self.tail_late = tail_late
+        self.part = NameMatcher(Query.parse(query.name), smart_case)
+
+    def better(self, symbol: Symbol, scores: _Scores) -> _Scores:
+        """`scores` (score, shape, qualified name) of `symbol`, raised to a
+        reading of this module where one beats them."""
+        score, shape, label = scores
+        for got_score, got_shape in self._readings(symbol):
+            if not self.tail_late:
+                got_shape = got_score
+            if got_shape > shape or (got_shape == shape and got_score > score):
+                score, shape = got_score, got_shape
+        return score, shape, label
+
+    def explain(self, symbol: Symbol, own: NameEvidence) -> NameEvidence:
+        """`own` (the name score's evidence), or the reading that beats it."""
+        query = self.query
+        best = own
+        found = located(query.where, symbol.path, symbol.container)
+        if found:
+            score, shape = self._where(symbol.name, found)
+            if (shape, score) > (best.shape, best.score):
+                reading = f"where: {found} of {' '.join(query.where)} (scaled)"
+                best = NameEvidence(score, shape, reading, symbol.name)
+        return best
+
+    def _readings(self, symbol: Symbol) -> list[tuple[float, float]]:
+        found = located(self.query.where, symbol.path, symbol.container)
+        return [self._where(symbol.name, found)] if found else []
+
+    def _where(self, name: str, found: int) -> tuple[float, float]:
+        score, shape = self.part.both(name, "")
+        cap = WHERE_CAP if found == len(self.query.where) else PARTLY_CAP
+        return cap * score, cap * shape
+
+
+def where_reading(
+    query: Query, smart_case: bool = True, tail_late: bool = True
+) -> WhereReading | None:
+    """The where reading for `query`, or None when it has no where-parts.
+    `tail_late=False` compares scores with the tail penalty throughout (the
+    seed's order)."""
+    if not query.where:
+        return None
+    return WhereReading(query, smart_case, tail_late)
+
+
+def evidence(query: Query) -> Callable[[Symbol], bool]:
+    """Whether a definition may answer `query` at all: the modifiers accept
+    it (`Query.accepts`), and some reading scores it above 0 (its name,
+    `match.name_evidence`, or where-parts that locate it, with the name
+    part in its name in order)."""
+    named = name_evidence(query)
+    part = query.name.lower()
+
+    def admits(s: Symbol) -> bool:
+        if query.filtered and not query.accepts(s.name, s.kind):
+            return False
+        if named(s.name, s.container):
+            return True
+        return (
+            bool(query.where)
+            and is_subsequence(part, s.name.lower())
+            and located(query.where, s.path, s.container) > 0
+        )
+
+    return admits
+
+
+def clear_caches() -> None:
+    """Forget memoised places (benchmarks measure each pass cold)."""
+    places.cache_clear()
