@@ -171,6 +171,20 @@ async def test_queries_that_name_where_answer_the_intended_definition(
     assert got == expected
 
 
+async def test_an_owner_reaches_the_members_of_its_base_classes(client: LanguageClient) -> None:
+    expected = {
+        # Defined on a base class, two steps up: before Flask's own
+        # `raise_routing_exception`, which holds `route` only scattered.
+        "Flask.route": "src/flask/sansio/scaffold.py:2 Scaffold.route",
+        "App.route": "src/flask/sansio/scaffold.py:2 Scaffold.route",
+        "Flask::register_blueprint": "src/flask/sansio/app.py:4 App.register_blueprint",
+    }
+    got = {text: await first(client, text) for text in expected}
+    assert got == expected
+    # A member the class defines itself stays first.
+    assert await first(client, "Flask.make_response") == "src/flask/app.py:7 Flask.make_response"
+
+
 async def test_modifiers_filter_by_name_and_kind(client: LanguageClient) -> None:
     exact = [described(s) for s in await query(client, "'flask")]
     assert exact[0] == "src/flask/app.py:3 Flask"

@@ -127,6 +127,7 @@ def test_the_last_part_names_and_the_others_say_where(
 ) -> None:
     q = Query.parse(text)
     assert (q.name, q.where) == (name, where)
+    assert q.inherited == frozenset()  # the index resolves it
 
 
 @pytest.mark.parametrize(

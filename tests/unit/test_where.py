@@ -1,17 +1,23 @@
-"""Where-parts and modifiers: the matching (core.where) and retrieval over a
+"""Where-parts, inherited members and modifiers: the matching (core.where),
+the base classes read from source (extract.bases), and retrieval over a
 real index (index.where)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from nearsym.core.model import Kind
+from nearsym.core.model import Kind, Span, Symbol
 from nearsym.core.query import Query
 from nearsym.core.rank import explain
 from nearsym.core.where import PARTLY_CAP, WHERE_CAP, evidence, located, places
+from nearsym.extract.bases import class_bases
+from nearsym.extract.languages import language_for_path
 from nearsym.index.namespace import Namespace
 from nearsym.index.search import search
 from nearsym.index.store import SymbolIndex
+from nearsym.index.where import BaseCache, resolve
 
 from .helpers import rerank, sym
 
@@ -98,7 +104,87 @@ def test_explain_names_the_where_reading() -> None:
     assert "where: 1 of flask" in text
 
 
-def test_modifiers_filter_the_pool_as_it_fills() -> None:
+def test_class_bases_read_from_source() -> None:
+    python = b"class Flask(App, mod.Base, metaclass=M):\n    class Inner(Flask): pass\nf(a=1)\n"
+    assert class_bases(python, _spec("a.py")) == {
+        (0, "Flask"): ("App", "Base"),
+        (1, "Inner"): ("Flask",),
+    }
+    ts = b"class A<T> extends B<T> implements C, D {}\ninterface I extends J {}\n"
+    assert class_bases(ts, _spec("a.ts")) == {(0, "A"): ("B", "C", "D"), (1, "I"): ("J",)}
+    assert class_bases(b"class A extends B implements C {}\n", _spec("A.java")) == {
+        (0, "A"): ("B", "C")
+    }
+    assert class_bases(b"class A extends mod.B {}\n", _spec("a.js")) == {(0, "A"): ("B",)}
+    assert class_bases(b"class Broken(:\n", _spec("a.py")) == {}
+
+
+def _spec(path: str):  # type: ignore[no-untyped-def]
+    spec = language_for_path(path)
+    assert spec is not None
+    return spec
+
+
+def _flask_like(tmp_path: Path) -> SymbolIndex:
+    files = {
+        "src/flask/app.py": "class Flask(App):\n    def raise_routing_exception(self): pass\n",
+        "src/flask/sansio/app.py": "class App(Scaffold):\n    pass\n",
+        "src/flask/sansio/scaffold.py": "class Scaffold:\n    def route(self): pass\n",
+        "lib/other.py": "class Other:\n    def route(self): pass\n",
+    }
+    defs = {
+        "src/flask/app.py": [
+            _at("Flask", Kind.CLASS, "", 0),
+            _at("raise_routing_exception", Kind.METHOD, "Flask", 1),
+        ],
+        "src/flask/sansio/app.py": [_at("App", Kind.CLASS, "", 0)],
+        "src/flask/sansio/scaffold.py": [
+            _at("Scaffold", Kind.CLASS, "", 0),
+            _at("route", Kind.METHOD, "Scaffold", 1),
+        ],
+        "lib/other.py": [_at("Other", Kind.CLASS, "", 0), _at("route", Kind.METHOD, "Other", 1)],
+    }
+    index = SymbolIndex(str(tmp_path))
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+        index.replace_file(rel, [_with(s, str(tmp_path), rel) for s in defs[rel]])
+    return index
+
+
+def _at(name: str, kind: Kind, container: str, line: int) -> Symbol:
+    return Symbol(name, kind, container, "", "", Span(line, 0, line, len(name)), "python")
+
+
+def _with(s: Symbol, root: str, path: str) -> Symbol:
+    return Symbol(s.name, s.kind, s.container, root, path, s.span, s.language)
+
+
+def test_an_owner_reaches_the_members_of_its_base_classes(tmp_path: Path) -> None:
+    index = _flask_like(tmp_path)
+    cache = BaseCache()
+    assert resolve(Query.parse("Flask.route"), [index], cache).inherited == {"app", "scaffold"}
+    assert resolve(Query.parse("route"), [index], cache).inherited == frozenset()
+    got = search([Namespace(str(tmp_path), index)], "Flask.route", 5)
+    assert [s.qualified_name for s in got][:2] == [
+        "Scaffold.route",
+        "Flask.raise_routing_exception",
+    ]
+    # `Other` is no base of Flask's: its `route` is not an answer
+    assert "Other.route" not in [s.qualified_name for s in got]
+
+
+def test_bases_are_reread_when_a_file_changes(tmp_path: Path) -> None:
+    index = _flask_like(tmp_path)
+    cache = BaseCache()
+    assert resolve(Query.parse("App.route"), [index], cache).inherited == {"scaffold"}
+    (tmp_path / "src/flask/sansio/app.py").write_text("class App(Other):\n    pass\n# longer\n")
+    assert resolve(Query.parse("App.route"), [index], cache).inherited == {"other"}
+    (tmp_path / "src/flask/sansio/app.py").unlink()
+    assert resolve(Query.parse("App.route"), [index], cache).inherited == frozenset()
+
+
+def test_modifiers_filter_the_pool_as_it_fills(tmp_path: Path) -> None:
     index = SymbolIndex("/ws")
     names = [f"Client{i}" for i in range(600)] + ["AsyncClient", "BaseClient"]
     for i, name in enumerate(names):

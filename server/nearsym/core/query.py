@@ -90,6 +90,11 @@ class Query:
     """`name$`: only names that end with the name part."""
     types_only: bool = False
     """`#name`: only types (`TYPE_KINDS`)."""
+    inherited: frozenset[str] = frozenset()
+    """The lower-cased names of the classes that the class named by the
+    owner's last part derives from, at any depth: not typed, but resolved by
+    the index (`index.where.resolve`) so that `Flask.route` reaches
+    `Scaffold.route`. Empty as parsed."""
 
     @classmethod
     def parse(cls, typed: str) -> Query:

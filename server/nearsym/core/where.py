@@ -3,7 +3,7 @@
 Design note
 -----------
 A query of several parts (`flask.Flask`, `click.core.Command`, `sansio/app
-Flask`, `python PythonDomain`; see `query`) has a name part,
+Flask`, `python PythonDomain`, `Flask.route`; see `query`) has a name part,
 its last, and where-parts before it. A definition is *located* by them when
 each where-part, in order, is found among the definition's places
 (`places`), outermost first:
@@ -18,18 +18,27 @@ each where-part, in order, is found among the definition's places
 
 A where-part finds a place that starts with it, case aside (`sphinx.app
 Sphinx` finds `sphinx/application.py`): module and folder names are typed
-whole or cut short, rarely scattered.
+whole or cut short, rarely scattered. The owner of a qualified query
+may also name a class that inherits the definition's container
+(`Flask.route` finds `Scaffold.route` when `Flask` derives from
+`Scaffold`): the index resolves the owner's base classes once per query
+(`index.where`) into `Query.inherited`.
 
-The *where reading* (`WhereReading`) is taken only where it beats the
-definition's own name score (`match`): the name part alone against the
-name, scaled into (0, `WHERE_CAP`], below every reading of the whole text:
-the text as typed is the stronger evidence (`search document` still finds
-`search_document` before a `document` in `search.py`), and among located
-definitions the name part decides first, then the seed's path evidence
-(query words that are path segments), then the rest of the order. A
-definition that only some where-parts locate comes after those all of
-them locate (`PARTLY_CAP`): a where-part may be wrong (`sansio/app Flask`;
-`Flask` is in `app.py`) without emptying the answer.
+Two readings come of it (`WhereReading`), each taken only where it beats
+the definition's own name score (`match`):
+
+- *inherited*: a qualified query read as if the container were the owner
+  typed (`Flask.route` against `Flask.route` for `Scaffold.route`), capped
+  at `INHERITED_CAP`, below a member the owner defines itself;
+- *where*: the name part alone against the name, scaled into
+  (0, `WHERE_CAP`], below every reading of the whole text: the text as
+  typed is the stronger evidence (`search document` still finds
+  `search_document` before a `document` in `search.py`), and among located
+  definitions the name part decides first, then the seed's path evidence
+  (query words that are path segments), then the rest of the order. A
+  definition that only some where-parts locate comes after those all of
+  them locate (`PARTLY_CAP`): a where-part may be wrong (`sansio/app
+  Flask`; `Flask` is in `app.py`) without emptying the answer.
 
 Deliberately not handled: scattered or misspelled where-parts (a
 subsequence admits nearly every definition of a large tree), and imports:
@@ -41,11 +50,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import lru_cache
 
-from nearsym.core.match import NON_EXACT_FLOOR, NameEvidence, NameMatcher, name_evidence
+from nearsym.core.match import (
+    EXACT_IGNORING_CASE_SCORE,
+    NON_EXACT_FLOOR,
+    NameEvidence,
+    NameMatcher,
+    name_evidence,
+)
 from nearsym.core.model import Symbol
 from nearsym.core.query import Query
 from nearsym.core.words import is_subsequence
 
+INHERITED_CAP = EXACT_IGNORING_CASE_SCORE
+"""An inherited member named exactly scores as an exact name whose case
+differs: below the owner's own member of that name (1.0), above every
+non-exact name."""
 WHERE_CAP = NON_EXACT_FLOOR
 """The where reading is the name part's score times this: below the lowest
 score of any reading of the whole text (`NON_EXACT_FLOOR`), so it only
@@ -82,13 +101,21 @@ def located(where: tuple[str, ...], path: str, container: str) -> int:
     return prev[-1]
 
 
+def inherits(query: Query, container: str) -> bool:
+    """Whether `container` is a base class of the class the query's owner
+    names (`Query.inherited`)."""
+    return bool(query.inherited) and container.rpartition(".")[2].lower() in query.inherited
+
+
 class WhereReading:
-    """The where reading of one query (see the module note), applied to
-    scores the rerank already has."""
+    """The inherited and where readings of one query (see the module note),
+    applied to scores the rerank already has."""
 
     def __init__(self, query: Query, smart_case: bool = True, tail_late: bool = True) -> None:
         self.query = query
         self.tail_late = tail_late
+        self.owner = query.target.rpartition(".")[0] if query.qualified else ""
+        self.qualified = NameMatcher(query, smart_case)
         self.part = NameMatcher(Query.parse(query.name), smart_case)
 
     def better(self, symbol: Symbol, scores: _Scores) -> _Scores:
@@ -106,6 +133,11 @@ class WhereReading:
         """`own` (the name score's evidence), or the reading that beats it."""
         query = self.query
         best = own
+        if self.owner and inherits(query, symbol.container):
+            score, shape = self._inherited(symbol.name)
+            if (shape, score) > (best.shape, best.score):
+                reading = f"inherited by {self.owner}"
+                best = NameEvidence(score, shape, reading, f"{self.owner}.{symbol.name}")
         found = located(query.where, symbol.path, symbol.container)
         if found:
             score, shape = self._where(symbol.name, found)
@@ -115,8 +147,17 @@ class WhereReading:
         return best
 
     def _readings(self, symbol: Symbol) -> list[tuple[float, float]]:
+        out = []
+        if self.owner and inherits(self.query, symbol.container):
+            out.append(self._inherited(symbol.name))
         found = located(self.query.where, symbol.path, symbol.container)
-        return [self._where(symbol.name, found)] if found else []
+        if found:
+            out.append(self._where(symbol.name, found))
+        return out
+
+    def _inherited(self, name: str) -> tuple[float, float]:
+        score, shape = self.qualified.both(name, self.owner)
+        return min(score, INHERITED_CAP), min(shape, INHERITED_CAP)
 
     def _where(self, name: str, found: int) -> tuple[float, float]:
         score, shape = self.part.both(name, "")
@@ -127,10 +168,10 @@ class WhereReading:
 def where_reading(
     query: Query, smart_case: bool = True, tail_late: bool = True
 ) -> WhereReading | None:
-    """The where reading for `query`, or None when it has no where-parts.
-    `tail_late=False` compares scores with the tail penalty throughout (the
-    seed's order)."""
-    if not query.where:
+    """The readings of this module for `query`, or None when it has neither
+    where-parts nor an owner with base classes. `tail_late=False` compares
+    scores with the tail penalty throughout (the seed's order)."""
+    if not query.where and not query.inherited:
         return None
     return WhereReading(query, smart_case, tail_late)
 
@@ -138,19 +179,24 @@ def where_reading(
 def evidence(query: Query) -> Callable[[Symbol], bool]:
     """Whether a definition may answer `query` at all: the modifiers accept
     it (`Query.accepts`), and some reading scores it above 0 (its name,
-    `match.name_evidence`, or where-parts that locate it, with the name
-    part in its name in order)."""
+    `match.name_evidence`; an owner that inherits its container, with the
+    member in its name in order; or where-parts that locate it, with the
+    name part in its name in order)."""
     named = name_evidence(query)
     part = query.name.lower()
+    owner = bool(query.qualified and query.inherited)
 
     def admits(s: Symbol) -> bool:
         if query.filtered and not query.accepts(s.name, s.kind):
             return False
         if named(s.name, s.container):
             return True
+        low = s.name.lower()
+        if owner and inherits(query, s.container) and is_subsequence(query.member, low):
+            return True
         return (
             bool(query.where)
-            and is_subsequence(part, s.name.lower())
+            and is_subsequence(part, low)
             and located(query.where, s.path, s.container) > 0
         )
 

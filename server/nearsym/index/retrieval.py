@@ -100,8 +100,8 @@ def candidates(index: Rows, query: Query, width: int, open_file: str | None) -> 
     whatever the width (they come first). An empty query returns the
     definitions of the files nearest `open_file` (absolute path), or of
     all files in path order when none is open. The query's modifiers
-    filter the rows as the tiers fill; a query with where-parts gets the
-    rows `where.widen` adds.
+    filter the rows as the tiers fill; a query with where-parts or an
+    owner's base classes gets the rows `where.widen` adds.
     """
     retrieval = _Retrieval(index)
     if query.empty:
@@ -134,7 +134,7 @@ def candidates(index: Rows, query: Query, width: int, open_file: str | None) -> 
         and not any(s.name.lower() == text for s in pool)  # it was no slip
     ):
         pool.extend(retrieval.typos(text, width - len(pool), pool))
-    # The definitions its where-parts locate: see `where`.
+    # Inherited members, and what the where-parts locate: see `where`.
     return where.widen(query, width, pool, lambda q, w, k: retrieval.fill(_bytes(q), w, k, None))
 
 

@@ -34,6 +34,7 @@ from nearsym.core.rank import (
 )
 from nearsym.core.where import evidence
 from nearsym.index.namespace import Namespace
+from nearsym.index.where import resolve
 
 
 def _blocks(pool: list[Symbol], width: int, block: int) -> list[list[Symbol]]:
@@ -154,13 +155,14 @@ def ranked_pool(
 ) -> list[Symbol]:
     """Every namespace's pool of `width` rows, ordered a block at a time.
 
-    The query text is parsed here, once (`Query`): retrieval, the name and
-    path scores read the parsed query.
+    The query text is parsed here, once (`Query`), and its owner's base
+    classes resolved (`where.resolve`): retrieval, the name and path scores
+    read the parsed query.
 
     Invariant: for the same `limit`, the result for a narrower width is a
     prefix of the result for a wider one (pages never reshuffle).
     """
-    parsed = Query.parse(query)
+    parsed = resolve(Query.parse(query), [ns.index for ns in namespaces])
     block = fetch_limit(limit)
     policy = policy or RankPolicy()
     context = RankContext(

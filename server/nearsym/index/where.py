@@ -16,20 +16,49 @@ what it finds, the matching itself being `core.where`'s:
   where-parts locate, then to those some locate (`widen`). The whole
   text's pool comes first because every row of it outranks every located
   row (`core.where.WHERE_CAP`), so the order of the pool agrees with the
-  order of the answer, and a pool the whole text fills costs nothing more.
+  order of the answer, and a pool the whole text fills costs nothing more;
+- an owner's base classes (`resolve`): the classes named exactly like the
+  owner (`Flask`), read for the bases their source names
+  (`extract.bases`), and those classes' bases in turn, by name, up to
+  `BASE_DEPTH`; the members of those bases are pulled ahead of the rest
+  (`Flask.route` reaches `Scaffold.route`). Reading the bases costs a parse
+  of the files of those classes, once per file version (`BaseCache`): the
+  index stores no base classes.
+
+Deliberately not handled: a base resolved through imports (a base is any
+class of that name: in a tree with two `App`s both count), and bases of
+classes outside the workspace.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Protocol
 
-from nearsym.core.model import Symbol
+from nearsym.core.model import Kind, Symbol
 from nearsym.core.query import Query
-from nearsym.core.where import located
+from nearsym.core.where import inherits, located
+from nearsym.extract.bases import class_bases
+from nearsym.extract.languages import language_for_path
 
 RowFilter = Callable[[Symbol], bool]
 Fill = Callable[[str, int, RowFilter | None], list[Symbol]]
 """`(lower-cased name text, width, row filter) -> pool`: retrieval's tiers."""
+
+BASE_DEPTH = 6
+"""Inheritance steps followed from the owner: deeper than any chain in the
+golden corpora (sphinx's builders are four deep); a guess bounding the work."""
+BASE_CLASSES = 64
+"""Classes read for bases per query, at most (a guess bounding the work: a
+name like `Base` can have hundreds of same-named classes in a monorepo)."""
+MAX_READ_BYTES = 1_000_000
+"""Files larger than this are not read for bases (the indexer's default cap)."""
+
+_CLASS_KINDS = frozenset({Kind.CLASS, Kind.INTERFACE, Kind.STRUCT})
 
 
 def admitting(query: Query, keep: RowFilter | None) -> RowFilter | None:
@@ -44,10 +73,19 @@ def admitting(query: Query, keep: RowFilter | None) -> RowFilter | None:
 
 
 def widen(query: Query, width: int, pool: list[Symbol], fill: Fill) -> list[Symbol]:
-    """`pool` (the whole text's), with the located definitions after it
-    while it is short of `width` (see the module note). Every row of `pool`
-    stays (its exact matches may exceed the width)."""
-    parts = [pool]
+    """`pool` (the whole text's), with the inherited members ahead of it and
+    the located definitions after it while it is short of `width` (see the
+    module note). Every row of `pool` stays (its exact matches may exceed
+    the width)."""
+    parts: list[list[Symbol]] = []
+    if query.qualified and query.member and query.inherited:
+
+        def inherited(s: Symbol) -> bool:
+            return inherits(query, s.container)
+
+        parts.append(fill(query.member, width, admitting(query, inherited)))
+    parts.append(pool)
+    kept = sum(len(p) for p in parts)  # the inherited rows and the pool stay whole
     where, name = query.where, query.name.lower()
     if where and name:
         wanted = len(where)
@@ -62,7 +100,7 @@ def widen(query: Query, width: int, pool: list[Symbol], fill: Fill) -> list[Symb
             if sum(len(p) for p in parts) >= width:
                 break
             parts.append(fill(name, width, admitting(query, test)))
-    return _joined(parts, max(width, len(pool)))
+    return _joined(parts, max(width, kept))
 
 
 def _joined(parts: list[list[Symbol]], width: int) -> list[Symbol]:
@@ -78,3 +116,97 @@ def _joined(parts: list[list[Symbol]], width: int) -> list[Symbol]:
                 taken.add(key)
                 out.append(s)
     return out[:width]
+
+
+class Classes(Protocol):
+    """What base resolution reads of an index: the classes of one name."""
+
+    def candidates(
+        self, query: Query | str, width: int, open_file: str | None = None
+    ) -> list[Symbol]: ...
+
+
+class BaseCache:
+    """The base names of each class of a file, per file version (path, size,
+    modification time); at most `size` files, least recently used first out.
+    Thread-safe: the server answers queries on a pool of threads."""
+
+    def __init__(self, size: int = 512) -> None:
+        self.size = size
+        self._files: OrderedDict[
+            str, tuple[tuple[int, int], dict[tuple[int, str], tuple[str, ...]]]
+        ]
+        self._files = OrderedDict()
+        self._lock = threading.Lock()
+
+    def bases(self, symbol: Symbol) -> tuple[str, ...]:
+        """The base names `symbol`'s class names, as written; empty when its
+        file is gone, unreadable, too large, or of a language without them."""
+        file = symbol.file
+        spec = language_for_path(file)
+        if spec is None:
+            return ()
+        try:
+            st = os.stat(file)
+        except OSError:
+            return ()
+        version = (st.st_size, st.st_mtime_ns)
+        with self._lock:
+            got = self._files.get(file)
+            if got is not None and got[0] == version:
+                self._files.move_to_end(file)
+                return got[1].get((symbol.span.line, symbol.name), ())
+        if st.st_size > MAX_READ_BYTES:
+            return ()
+        try:
+            with open(file, "rb") as f:
+                source = f.read(MAX_READ_BYTES + 1)
+        except OSError:
+            return ()
+        try:
+            classes = class_bases(source, spec)
+        except (ImportError, ValueError):  # a grammar missing or unloadable
+            classes = {}
+        with self._lock:
+            self._files[file] = (version, classes)
+            self._files.move_to_end(file)
+            while len(self._files) > self.size:
+                self._files.popitem(last=False)
+        return classes.get((symbol.span.line, symbol.name), ())
+
+
+BASES = BaseCache()
+"""The process's base names, shared by every namespace and query."""
+
+
+def resolve(query: Query, indexes: Sequence[Classes], cache: BaseCache = BASES) -> Query:
+    """`query` with `inherited` filled in: the lower-cased names of the base
+    classes, at any depth up to `BASE_DEPTH`, of the classes named exactly
+    like its owner's last part (`Flask.route` -> `app`, `scaffold`).
+    Unchanged for a query without an owner."""
+    if not (query.qualified and query.owner and query.member):
+        return query
+    owner = query.owner.rpartition(".")[2]
+    if not owner:
+        return query
+    seen = {owner}
+    frontier = [owner]
+    read = 0
+    for _ in range(BASE_DEPTH):
+        found: list[str] = []
+        for name in frontier:
+            for index in indexes:
+                for s in index.candidates(Query.parse("'" + name), 0):
+                    if s.kind not in _CLASS_KINDS or read >= BASE_CLASSES:
+                        continue
+                    read += 1
+                    for base in cache.bases(s):
+                        low = base.lower()
+                        if low not in seen:
+                            seen.add(low)
+                            found.append(low)
+        if not found:
+            break
+        frontier = found
+    inherited = frozenset(seen - {owner})
+    return replace(query, inherited=inherited) if inherited else query
