@@ -440,7 +440,7 @@ def _order(
     same_file_first, related = policy.same_file_first, context.related
     kind_rank = _KIND_RANK.get
     both = scorer.both
-    where = where_reading(query, case, tail_late)  # None for a query of one part
+    where = where_reading(query, case, tail_late, (s for _, s in ranked))  # None: one part
     for r, symbol in ranked:
         fk = (symbol.root, symbol.path)
         f = by_file.get(fk)

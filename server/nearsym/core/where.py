@@ -47,7 +47,7 @@ a module is named by its file, not by what re-exports it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 
 from nearsym.core.match import (
@@ -88,6 +88,7 @@ def places(path: str, container: str) -> tuple[str, ...]:
     return (*folders, *(p for p in file.split(".") if p), *chain)
 
 
+@lru_cache(maxsize=8192)
 def located(where: tuple[str, ...], path: str, container: str) -> int:
     """How many where-parts start a place of the definition, in order (the
     most that can: a part may be skipped): `len(where)` when all do."""
@@ -118,11 +119,27 @@ class WhereReading:
         self.qualified = NameMatcher(query, smart_case)
         self.part = NameMatcher(Query.parse(query.name), smart_case)
 
+    def prime(self, pool: Iterable[Symbol]) -> None:
+        """Score the name part against the names of the pool's located
+        definitions at once (`better` then reads them)."""
+        pool = list(pool)
+        if self.owner and self.query.inherited:
+            owner = self.owner
+            self.qualified.prime((s.name, owner) for s in pool if inherits(self.query, s.container))
+        where = self.query.where
+        if where:
+            named = name_evidence(self.query)  # rows it names score above any where reading
+            self.part.prime(
+                (s.name, "")
+                for s in pool
+                if not named(s.name, s.container) and located(where, s.path, s.container)
+            )
+
     def better(self, symbol: Symbol, scores: _Scores) -> _Scores:
         """`scores` (score, shape, qualified name) of `symbol`, raised to a
         reading of this module where one beats them."""
         score, shape, label = scores
-        for got_score, got_shape in self._readings(symbol):
+        for got_score, got_shape in self._readings(symbol, shape):
             if not self.tail_late:
                 got_shape = got_score
             if got_shape > shape or (got_shape == shape and got_score > score):
@@ -146,10 +163,12 @@ class WhereReading:
                 best = NameEvidence(score, shape, reading, symbol.name)
         return best
 
-    def _readings(self, symbol: Symbol) -> list[tuple[float, float]]:
+    def _readings(self, symbol: Symbol, shape: float = 0.0) -> list[tuple[float, float]]:
         out = []
         if self.owner and inherits(self.query, symbol.container):
             out.append(self._inherited(symbol.name))
+        if shape >= WHERE_CAP:  # a reading of the whole text: the where reading is below it
+            return out
         found = located(self.query.where, symbol.path, symbol.container)
         if found:
             out.append(self._where(symbol.name, found))
@@ -166,14 +185,17 @@ class WhereReading:
 
 
 def where_reading(
-    query: Query, smart_case: bool = True, tail_late: bool = True
+    query: Query, smart_case: bool = True, tail_late: bool = True, pool: Iterable[Symbol] = ()
 ) -> WhereReading | None:
     """The readings of this module for `query`, or None when it has neither
     where-parts nor an owner with base classes. `tail_late=False` compares
-    scores with the tail penalty throughout (the seed's order)."""
+    scores with the tail penalty throughout (the seed's order); `pool` is
+    scored at once (`WhereReading.prime`)."""
     if not query.where and not query.inherited:
         return None
-    return WhereReading(query, smart_case, tail_late)
+    reading = WhereReading(query, smart_case, tail_late)
+    reading.prime(pool)
+    return reading
 
 
 def evidence(query: Query) -> Callable[[Symbol], bool]:
@@ -206,3 +228,4 @@ def evidence(query: Query) -> Callable[[Symbol], bool]:
 def clear_caches() -> None:
     """Forget memoised places (benchmarks measure each pass cold)."""
     places.cache_clear()
+    located.cache_clear()

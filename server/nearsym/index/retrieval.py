@@ -135,7 +135,7 @@ def candidates(index: Rows, query: Query, width: int, open_file: str | None) -> 
     ):
         pool.extend(retrieval.typos(text, width - len(pool), pool))
     # Inherited members, and what the where-parts locate: see `where`.
-    return where.widen(query, width, pool, lambda q, w, k: retrieval.fill(_bytes(q), w, k, None))
+    return where.widen(query, width, pool, retrieval)
 
 
 class _Retrieval:
@@ -145,6 +145,18 @@ class _Retrieval:
     def __init__(self, index: Rows) -> None:
         self.index = index
         self.segs = index.segments
+
+    def filling(self, text: str, width: int, keep: RowFilter | None) -> list[Symbol]:
+        """`fill` for `where.widen`, of a text as a string."""
+        return self.fill(_bytes(text), width, keep, None)
+
+    def members(self, owners: where.Owners) -> list[Symbol]:
+        """Every definition whose container `owners` marks (per segment)."""
+        out: list[Symbol] = []
+        for seg in self.segs:
+            for c in np.flatnonzero(owners(seg)).tolist():
+                out.extend(self.index.materialize(seg, seg.rows_owned(c)))
+        return out
 
     def fill(
         self,

@@ -39,15 +39,33 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Protocol
 
+import numpy as np
+from numpy.typing import NDArray
+
 from nearsym.core.model import Kind, Symbol
 from nearsym.core.query import Query
-from nearsym.core.where import inherits, located
+from nearsym.core.where import located
+from nearsym.core.words import is_subsequence
 from nearsym.extract.bases import class_bases
 from nearsym.extract.languages import language_for_path
+from nearsym.index.segment import Segment
 
 RowFilter = Callable[[Symbol], bool]
-Fill = Callable[[str, int, RowFilter | None], list[Symbol]]
-"""`(lower-cased name text, width, row filter) -> pool`: retrieval's tiers."""
+Owners = Callable[[Segment], NDArray[np.bool_]]
+"""Per container of a segment: may its definitions answer?"""
+
+
+class Walk(Protocol):
+    """What `widen` asks of retrieval (`retrieval._Retrieval`)."""
+
+    def filling(self, text: str, width: int, keep: RowFilter | None) -> list[Symbol]:
+        """The tiers' pool of `text` (lower-cased), through `keep`."""
+        ...
+
+    def members(self, owners: Owners) -> list[Symbol]:
+        """Every definition whose container `owners` marks."""
+        ...
+
 
 BASE_DEPTH = 6
 """Inheritance steps followed from the owner: deeper than any chain in the
@@ -72,22 +90,22 @@ def admitting(query: Query, keep: RowFilter | None) -> RowFilter | None:
     return lambda s: accepts(s.name, s.kind) and inner(s)
 
 
-def widen(query: Query, width: int, pool: list[Symbol], fill: Fill) -> list[Symbol]:
+def widen(query: Query, width: int, pool: list[Symbol], walk: Walk) -> list[Symbol]:
     """`pool` (the whole text's), with the inherited members ahead of it and
     the located definitions after it while it is short of `width` (see the
     module note). Every row of `pool` stays (its exact matches may exceed
     the width)."""
     parts: list[list[Symbol]] = []
     if query.qualified and query.member and query.inherited:
-
-        def inherited(s: Symbol) -> bool:
-            return inherits(query, s.container)
-
-        parts.append(fill(query.member, width, admitting(query, inherited)))
+        bases = [b.encode("utf-8", "surrogatepass") for b in query.inherited]
+        parts.append(_inherited(query, width, walk.members(lambda seg: _owned_by(seg, bases))))
     parts.append(pool)
     kept = sum(len(p) for p in parts)  # the inherited rows and the pool stay whole
     where, name = query.where, query.name.lower()
-    if where and name:
+    # A whole text that names a definition exactly needs no located rows:
+    # they would all rank after it (and finding them costs a walk of the
+    # name part's tiers with a test per row).
+    if where and name and not any(_exact(query, s) for s in pool):
         wanted = len(where)
 
         def everywhere(s: Symbol) -> bool:
@@ -99,8 +117,44 @@ def widen(query: Query, width: int, pool: list[Symbol], fill: Fill) -> list[Symb
         for test in (everywhere, somewhere) if wanted > 1 else (everywhere,):
             if sum(len(p) for p in parts) >= width:
                 break
-            parts.append(fill(name, width, admitting(query, test)))
+            parts.append(walk.filling(name, width, admitting(query, test)))
     return _joined(parts, max(width, kept))
+
+
+def _inherited(query: Query, width: int, members: list[Symbol]) -> list[Symbol]:
+    """The base classes' members whose name holds the member in order, the
+    exact name first, then by length, path and position; `width` at most."""
+    member = query.member
+    kept = [
+        s
+        for s in members
+        if is_subsequence(member, s.name.lower())
+        and (not query.filtered or query.accepts(s.name, s.kind))
+    ]
+    kept.sort(key=lambda s: (s.name.lower() != member, len(s.name), s.path, s.span.line))
+    return kept[:width]
+
+
+def _exact(query: Query, s: Symbol) -> bool:
+    """Whether `s` is named exactly by the whole text (case aside)."""
+    if not query.qualified:
+        return s.name.lower() == query.folded
+    full = f"{s.container}.{s.name}".lower() if s.container else s.name.lower()
+    target = query.target.lower()
+    return full == target or full.endswith("." + target)
+
+
+def _owned_by(seg: Segment, bases: list[bytes]) -> NDArray[np.bool_]:
+    """Per container of `seg`: is its last part one of `bases` (lower-cased)?"""
+    ok = np.zeros(seg.container_count, dtype=bool)
+    for base in bases:
+        maybe = seg.owners(base)
+        for at in range(0, len(maybe), 4096):
+            ids = maybe[at : at + 4096]
+            keys = seg.owner_keys(ids)
+            hit = [k == base or k.endswith(b"." + base) for k in keys]
+            ok[ids[np.asarray(hit, dtype=bool)]] = True
+    return ok
 
 
 def _joined(parts: list[list[Symbol]], width: int) -> list[Symbol]:
