@@ -245,12 +245,16 @@ def _align_rows(
         gap = np.where(has_lead, gap, _NEG)
         # A gap that lands on a word start costs `GAP_TO_WORD` whatever its
         # length: its predecessor is the leftmost best score over k <= j - 2.
-        kwk, has_word = _leftmost_best_before(scores, columns)
-        has_word &= starts
-        to_word = np.where(has_word, scores[rows, kwk] + here - GAP_TO_WORD, _NEG)
+        # (Its value is a running maximum; where it lies only `explain()`
+        # needs.)
+        best = np.full_like(scores, _NEG)
+        best[:, 2:] = np.maximum.accumulate(scores, axis=1)[:, :-2]
+        to_word = np.where(starts, best + here - GAP_TO_WORD, _NEG)
         better = to_word > gap
         gap = np.where(better, to_word, gap)
-        kk = np.where(better, kwk, kk)
+        if trace:
+            kwk, _ = _leftmost_best_before(scores, columns)
+            kk = np.where(better, kwk, kk)
         # The run predecessor: the alignment ending at j - 1.
         previous = np.full_like(scores, _NEG)
         previous[:, 1:] = scores[:, :-1]
