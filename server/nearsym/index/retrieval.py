@@ -69,8 +69,9 @@ TYPOS_BELOW = 10
 typed, gets the names one edit from the query after them (`core.typos`)."""
 
 QUALIFIED_BUDGET = 4_000
-"""Names a qualified query may visit in its name tiers (most are dropped by
-the owner, so this bounds the work, not the verification)."""
+"""Names a query whose rows are filtered (a qualified query's owner, a
+modifier, a where-part) may visit in its name tiers (most rows are
+dropped by the filter, so this bounds the work, not the verification)."""
 
 RowFilter = Callable[[Symbol], bool]
 
@@ -183,14 +184,18 @@ class _Retrieval:
                     (pool if first is None or first(s) else later).append(s)
         exact_count = len(pool)
         pool.extend(later)
-        budget = [VERIFY_BUDGET if allowed is None else QUALIFIED_BUDGET]
+        # Rows tested one by one (an owner, a modifier, a where-part) bound
+        # the names a query visits, or a common name part (`test`) would
+        # build and test every row of tens of thousands of names.
+        filtered = allowed is not None or keep is not None
+        budget = [QUALIFIED_BUDGET if filtered else VERIFY_BUDGET]
         ordered = Subsequence(q)
 
         # Rows of the later tiers are gathered as (segment, rows) and turned
         # into symbols at the end, a segment's run at a time.
         pieces: list[tuple[int, NDArray[np.uint32]] | list[Symbol]] = []
         count = len(pool)
-        every = None if allowed is None else KeyCheck()
+        every = KeyCheck() if filtered else None
         initials = len(q) >= 2
         tiers: list[
             tuple[Callable[[Segment], Iterable[NDArray[np.uint32]]], KeyCheck | None, int]
@@ -298,6 +303,7 @@ class _Retrieval:
             for at, n in zip(where, counts, strict=True):
                 slot[at] = (s_no, end, end + n)
                 end += n
+        built_by_seg: dict[int, list[Symbol]] = {}
         for at, group in enumerate(batch):
             seen.update(group)
             place = slot.get(at)
@@ -314,8 +320,13 @@ class _Retrieval:
             elif place[1] == place[2]:
                 continue
             elif keep is not None:
-                rows_ = rows_by_seg[place[0]][place[1] : place[2]]
-                listed = [s for s in self.index.materialize(segs[place[0]], rows_) if keep(s)]
+                # The batch's rows of a segment are built at once (a filter
+                # drops most of them).
+                built = built_by_seg.get(place[0])
+                if built is None:
+                    built = self.index.materialize(segs[place[0]], rows_by_seg[place[0]])
+                    built_by_seg[place[0]] = built
+                listed = [s for s in built[place[1] : place[2]] if keep(s)]
                 pieces.append(listed)
                 count += len(listed)
             else:
