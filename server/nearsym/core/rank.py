@@ -537,6 +537,11 @@ def rerank_groups(
     return _order(query, ranked, limit, context or RankContext())
 
 
+def _flag(label: str, on: bool, meaning: str) -> str:
+    """One yes/no line of `explain()`: `label` padded to the value column."""
+    return f"  {label}{'yes' if on else 'no '}    {meaning}"
+
+
 def explain(query: Query, symbol: Symbol, context: RankContext | None = None) -> str:
     """One line per score component of `symbol` for `query`, in rank order."""
     ctx = context or RankContext()
@@ -548,26 +553,23 @@ def explain(query: Query, symbol: Symbol, context: RankContext | None = None) ->
         f"  path      {ev.path_share:.3f}  query words that are segments of {symbol.path}",
     ]
     if ctx.policy.imports:
-        lines.append(
-            f"  imported  {'yes' if ev.imported else 'no '}    in a file the open file imports"
-        )
+        lines.append(_flag("imported  ", ev.imported, "in a file the open file imports"))
     if ctx.policy.members:
         lines.append(
-            f"  member    {'yes' if ev.member else 'no '}    of a class the open file defines or"
-            " imports, or of its bases"
+            _flag(
+                "member    ",
+                ev.member,
+                "of a class the open file defines or imports, or of its bases",
+            )
         )
     if ctx.policy.exported:
-        lines.append(
-            f"  exported  {'yes' if ev.exported else 'no '}    re-exported by its package's index file"
-        )
+        lines.append(_flag("exported  ", ev.exported, "re-exported by its package's index file"))
     if ctx.policy.mentions:
         lines.append(
             f"  mentions  {ev.mentions}        log2 of the files that mention the name, + 1"
         )
     if ctx.policy.test_prior:
-        lines.append(
-            f"  tests     {'yes' if ev.in_tests else 'no '}    test code ranks after the rest"
-        )
+        lines.append(_flag("tests     ", ev.in_tests, "test code ranks after the rest"))
     if ctx.open_file is None:
         lines.append("  closeness 0.000  no open file known: ranked by name alone")
     elif not ctx.policy.closeness:
