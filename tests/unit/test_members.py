@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from nearsym.core.rank import RankPolicy
-from nearsym.extract.heritage import class_bases
+from nearsym.extract.bases import class_bases
 from nearsym.extract.languages import language_for_path
 from nearsym.index.namespace import Namespace
 from nearsym.index.search import answer
@@ -132,27 +132,35 @@ def test_unused_hints_are_not_read(tmp_path: Path) -> None:
 HERITAGE = {
     "a.py": (
         b"class A(B, a.b.C, Generic[T], metaclass=M):\n  class In(A): pass\nclass Z: pass\n",
-        {0: ("B", "C", "Generic"), 1: ("A",)},
+        {(0, "A"): ("B", "C", "Generic"), (1, "In"): ("A",)},
     ),
     "a.ts": (
         b"class A extends B implements I, ns.J<T> {}\ninterface K extends L, M<X> {}\n"
         b"export abstract class Q extends R {}\n",
-        {0: ("B", "I", "J"), 1: ("L", "M"), 2: ("R",)},
+        {(0, "A"): ("B", "I", "J"), (1, "K"): ("L", "M"), (2, "Q"): ("R",)},
     ),
-    "a.js": (b"class A extends B {}\nclass C extends mix(D) {}\n", {0: ("B",), 1: ()}),
+    "a.js": (
+        b"class A extends B {}\nclass C extends mix(D) {}\n",
+        {(0, "A"): ("B",), (1, "C"): ()},
+    ),
     "a.java": (
         b"class A extends B implements I, J {}\ninterface K extends L {}\n",
-        {
-            0: ("B", "I", "J"),
-            1: ("L",),
-        },
+        {(0, "A"): ("B", "I", "J"), (1, "K"): ("L",)},
     ),
     "a.go": (
         b"package p\ntype S struct {\n  Base\n  *io.Reader\n  x int\n}\n",
-        {1: ("Base", "Reader")},
+        {(1, "S"): ("Base", "Reader")},
     ),
-    "a.cpp": (b"class A : public B, private ns::C {};\n", {0: ("B", "C")}),
-    "a.cs": (b"class A : B, I {}\n", {0: ("B", "I")}),
+    "a.cpp": (b"class A : public B, private ns::C {};\n", {(0, "A"): ("B", "C")}),
+    "a.cs": (b"class A : B, I {}\n", {(0, "A"): ("B", "I")}),
+    "a.kt": (
+        b"class A : B(), I, ns.J<T> {}\ninterface K : L\nobject O : P(x)\n",
+        {(0, "A"): ("B", "I", "J"), (1, "K"): ("L",), (2, "O"): ("P",)},
+    ),
+    "a.swift": (
+        b"class A: B, P {}\nprotocol R: T {}\nextension U: V {}\n",
+        {(0, "A"): ("B", "P"), (1, "R"): ("T",), (2, "U"): ("V",)},
+    ),
     "a.rb": (b"class A < B\nend\n", {}),
 }
 

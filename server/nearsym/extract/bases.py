@@ -1,92 +1,131 @@
-"""The base classes a source file's classes name, as written, read from its
-tree.
+"""The base types each class of a source file names, read from its tree.
 
-One walk over the tree finds every class-like node whose children include
-a heritage clause (Python's superclass list, JS/TS `extends` and
-`implements`, Java's `superclass` and `super_interfaces`, Kotlin's
-delegation specifiers, C#'s base list, C++'s base class clause, Swift's
-inheritance specifiers) and reads the names in it: the last part of a
-dotted name (`mod.Base` -> `Base`), without type arguments (`B<T>` -> `B`)
-or keyword arguments (`metaclass=M`). What a name refers to is resolved
-elsewhere (`index.where`), by name.
-
-Deliberately not read: Go's embedded fields, Rust's trait impls (a trait
-is not a base its implementor's members live in), mixins added at run time.
+A class's bases are what its declaration says it extends, implements or
+embeds: Python's superclasses, a TypeScript/JavaScript class's `extends`
+and `implements` (and an interface's `extends`), Java's superclass and
+interfaces, Kotlin's delegation specifiers, Swift's inheritance clause
+(extensions included), C++'s and C#'s base lists, a Go struct's embedded
+types (their methods are promoted). Each base is its bare type name
+(`a.b.Base` -> `Base`, `Base[T]` -> `Base`, `*pkg.Reader` -> `Reader`);
+keyword arguments (`metaclass=`), constructor arguments and type arguments
+are not bases. What a base name refers to is resolved elsewhere, by name
+(`index.where` for where-queries, `workspace.members` for the open file's
+classes). Languages without a pattern here have no bases: Rust's trait
+impls (a trait is not a base its implementor's members live in), Ruby,
+mixins added at run time.
 """
 
 from __future__ import annotations
 
+from functools import cache
+
 import tree_sitter as ts
 
-from nearsym.extract.grammar import node_text, parser
+from nearsym.extract.grammar import load_grammar, node_text, parser
 from nearsym.extract.languages import LanguageSpec
 
-_HERITAGE = frozenset(
+_ECMASCRIPT = """
+(class_declaration name: (_) @name (class_heritage) @bases)
+(interface_declaration name: (_) @name (extends_type_clause) @bases)
+"""
+_PATTERNS = {
+    "python": "(class_definition name: (identifier) @name superclasses: (argument_list) @bases)",
+    "javascript": "(class_declaration name: (_) @name (class_heritage) @bases)",
+    "typescript": _ECMASCRIPT
+    + "(abstract_class_declaration name: (_) @name (class_heritage) @bases)",
+    "tsx": _ECMASCRIPT + "(abstract_class_declaration name: (_) @name (class_heritage) @bases)",
+    "java": """
+(class_declaration name: (identifier) @name superclass: (superclass) @bases)
+(class_declaration name: (identifier) @name interfaces: (super_interfaces) @bases)
+(interface_declaration name: (identifier) @name (extends_interfaces) @bases)
+""",
+    "kotlin": "(class_declaration name: (_) @name (delegation_specifiers) @bases)\n"
+    "(object_declaration name: (_) @name (delegation_specifiers) @bases)",
+    "swift": "(class_declaration name: (_) @name (inheritance_specifier) @bases)\n"
+    "(protocol_declaration name: (_) @name (inheritance_specifier) @bases)",
+    "cpp": "(class_specifier name: (_) @name (base_class_clause) @bases)\n"
+    "(struct_specifier name: (_) @name (base_class_clause) @bases)",
+    "csharp": "(class_declaration name: (identifier) @name (base_list) @bases)\n"
+    "(interface_declaration name: (identifier) @name (base_list) @bases)",
+    "go": "(type_spec name: (type_identifier) @name type: (struct_type"
+    " (field_declaration_list (field_declaration !name type: (_) @bases))))",
+}
+"""Per language: `@name` is a class's name, each `@bases` a node holding
+base type names."""
+
+_LAST_PART = {
+    "attribute": "attribute",
+    "member_expression": "property",
+    "scoped_type_identifier": "name",
+    "nested_type_identifier": "name",
+    "qualified_identifier": "name",
+    "scoped_identifier": "name",
+    "qualified_type": "name",
+    "generic_type": "name",
+    "subscript": "value",
+    "generic_name": "",
+    "user_type": "",
+}
+"""Node types naming a type by a path or with arguments, and the field that
+holds the bare name ("" for the last of the names among its children)."""
+_NOT_BASES = frozenset(
     {
-        "argument_list",  # Python: class A(B, C)
-        "class_heritage",  # JS/TS: extends / implements
-        "extends_type_clause",  # TS interfaces
-        "superclass",  # Java
-        "super_interfaces",  # Java
-        "extends_interfaces",  # Java interfaces
-        "delegation_specifiers",  # Kotlin
-        "base_list",  # C#
-        "base_class_clause",  # C++
-        "inheritance_specifier",  # Swift
+        "keyword_argument",
+        "type_arguments",
+        "type_parameters",
+        "arguments",
+        "call_expression",
+        "value_arguments",
     }
 )
-_DOTTED = frozenset(
-    {
-        "attribute",
-        "member_expression",
-        "scoped_identifier",
-        "scoped_type_identifier",
-        "qualified_name",
-        "qualified_identifier",
-        "nested_type_identifier",
-        "generic_type",
-    }
-)
-_NAMES = frozenset(
-    {"identifier", "type_identifier", "simple_identifier", "property_identifier", "name"}
-)
-_SKIP = frozenset({"keyword_argument", "type_arguments", "type_parameters", "comment"})
+_NAMES = frozenset({"identifier", "type_identifier", "property_identifier"})
 
 
-def _names(node: ts.Node, out: list[str]) -> None:
-    if node.type in _SKIP:
-        return
-    if node.type in _NAMES:
+@cache
+def _query(spec: LanguageSpec) -> ts.Query | None:
+    pattern = _PATTERNS.get(spec.name)
+    if pattern is None:
+        return None
+    try:
+        return ts.Query(load_grammar(spec).language, pattern)
+    except (ts.QueryError, ValueError, ImportError):
+        return None  # a grammar whose node names differ: no bases
+
+
+def _base_names(node: ts.Node, out: list[str]) -> None:
+    kind = node.type
+    if kind in _NAMES:
         out.append(node_text(node))
-        return
-    if node.type in _DOTTED:
-        parts: list[str] = []
+    elif kind in _LAST_PART:
+        field = _LAST_PART[kind]
+        inner = node.child_by_field_name(field) if field else None
+        if inner is None:
+            names = [c for c in node.named_children if c.type in _NAMES]
+            inner = names[-1] if names else None
+        if inner is None and node.named_children:
+            inner = node.named_children[0]
+        if inner is not None:
+            _base_names(inner, out)
+    elif kind not in _NOT_BASES:
         for child in node.named_children:
-            if child.type not in _SKIP:
-                _names(child, parts)
-        if parts:
-            out.append(parts[-1] if node.type != "generic_type" else parts[0])
-        return
-    for child in node.named_children:
-        _names(child, out)
+            _base_names(child, out)
 
 
 def class_bases(source: bytes, spec: LanguageSpec) -> dict[tuple[int, str], tuple[str, ...]]:
-    """Per class of `source` that names a base, keyed by (0-based line of
-    its name, its name): the base names, in the order written. Never raises
-    on bad source (what tree-sitter recovered is read)."""
-    out: dict[tuple[int, str], tuple[str, ...]] = {}
-    stack = [parser(spec).parse(source).root_node]
-    while stack:
-        node = stack.pop()
-        stack.extend(node.named_children)
-        heritage = [c for c in node.named_children if c.type in _HERITAGE]
-        name = node.child_by_field_name("name")
-        if not heritage or name is None or node.type == "call":
+    """Each class of `source` that names bases, by (0-based line of its
+    name, its name): the bases' bare names, in the order written. Empty for
+    languages without a pattern; never raises on bad source (what
+    tree-sitter recovered is read)."""
+    query = _query(spec)
+    if query is None:
+        return {}
+    tree = parser(spec).parse(source)
+    found: dict[tuple[int, str], list[str]] = {}
+    for _, captures in ts.QueryCursor(query).matches(tree.root_node):
+        names = captures.get("name")
+        if not names:
             continue
-        found: list[str] = []
-        for clause in heritage:
-            _names(clause, found)
-        if found:
-            out[(name.start_point.row, node_text(name))] = tuple(dict.fromkeys(found))
-    return out
+        out = found.setdefault((names[0].start_point.row, node_text(names[0])), [])
+        for bases in captures.get("bases", []):
+            _base_names(bases, out)
+    return {key: tuple(dict.fromkeys(b for b in bases if b)) for key, bases in found.items()}

@@ -48,6 +48,7 @@ from nearsym.core.where import located
 from nearsym.core.words import is_subsequence
 from nearsym.extract.bases import class_bases
 from nearsym.extract.languages import language_for_path
+from nearsym.index.files import SkippedFile, read_regular
 from nearsym.index.segment import Segment
 
 RowFilter = Callable[[Symbol], bool]
@@ -210,13 +211,11 @@ class BaseCache:
             if got is not None and got[0] == version:
                 self._files.move_to_end(file)
                 return got[1].get((symbol.span.line, symbol.name), ())
-        if st.st_size > MAX_READ_BYTES:
-            return ()
         try:
-            with open(file, "rb") as f:
-                source = f.read(MAX_READ_BYTES + 1)
-        except OSError:
+            source, st = read_regular(file, MAX_READ_BYTES)
+        except (OSError, SkippedFile):
             return ()
+        version = (st.st_size, st.st_mtime_ns)
         try:
             classes = class_bases(source, spec)
         except (ImportError, ValueError):  # a grammar missing or unloadable

@@ -30,8 +30,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from nearsym.extract.languages import LanguageSpec, language_for_path, language_for_shebang
+from nearsym.index.files import SkippedFile, read_regular
 from nearsym.workspace.config import Config
-from nearsym.workspace.files import SkippedFile, read_regular
 from nearsym.workspace.ignore import Rules, WalkReport, rules_above
 
 __all__ = ["SkippedFile", "SourceFile", "WalkReport", "discover", "indexable", "read_source"]

@@ -48,7 +48,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from nearsym.workspace.files import SkippedFile, read_regular
+from nearsym.index.files import SkippedFile, read_regular
 from nearsym.workspace.repository import Repository, excludes_file, find_repository, repository_at
 
 log = logging.getLogger(__name__)

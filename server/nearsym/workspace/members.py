@@ -15,7 +15,8 @@ these classes right after the name evidence (`RankPolicy.members`):
   resolves to (`imports.Relations.resolved`), or one re-export further
   (`flask/__init__.py` -> `flask/app.py`);
 - their bases, transitively up to `BASE_DEPTH` steps: each base name a
-  class's declaration gives (`extract.heritage`) is resolved in its file
+  class's declaration gives (`extract.bases`, read through `index.where.BASES`, the
+  one per-file cache of them) is resolved in its file
   (a class of that file, then an import naming it, as above), else to the
   only class of that name in the workspace; a name that is ambiguous and
   not imported resolves to nothing.
@@ -36,12 +37,10 @@ from dataclasses import dataclass
 from nearsym.core.model import Kind, Symbol
 from nearsym.core.query import Query
 from nearsym.core.rank import RankPolicy, WorkspaceHints
-from nearsym.extract.heritage import class_bases
 from nearsym.extract.imports import ImportRef
-from nearsym.extract.languages import language_for_path
 from nearsym.index.namespace import Namespace
-from nearsym.workspace.discovery import SkippedFile, read_source
-from nearsym.workspace.imports import MAX_READ_BYTES, Relations
+from nearsym.index.where import BASES
+from nearsym.workspace.imports import Relations
 from nearsym.workspace.reexports import Reexports
 
 CLASS_LIKE = frozenset({Kind.CLASS, Kind.INTERFACE, Kind.STRUCT, Kind.ENUM})
@@ -76,7 +75,6 @@ class Members:
 
     def __init__(self, relations: Relations) -> None:
         self.relations = relations
-        self._bases: dict[str, tuple[float, dict[int, tuple[str, ...]]]] = {}
         self._answers: dict[tuple[object, ...], frozenset[tuple[str, str]]] = {}
         self._named: dict[tuple[object, ...], list[_Class]] = {}
         self._imports: dict[str, tuple[tuple[float, int], list[tuple[ImportRef, list[str]]]]] = {}
@@ -205,23 +203,7 @@ class Members:
         return found if len(found) == 1 else []
 
     def _bases_of(self, c: _Class) -> tuple[str, ...]:
-        spec = language_for_path(c.file)
-        if spec is None:
-            return ()
-        try:
-            mtime = os.stat(c.file).st_mtime
-        except OSError:
-            return ()
-        cached = self._bases.get(c.file)
-        if cached is None or cached[0] != mtime:
-            try:
-                bases = class_bases(read_source(c.file, MAX_READ_BYTES), spec)
-            except (OSError, SkippedFile):
-                bases = {}
-            if len(self._bases) > 4 * MAX_CACHED:
-                self._bases.clear()
-            cached = self._bases[c.file] = (mtime, bases)
-        return cached[1].get(c.symbol.span.line, ())
+        return BASES.bases(c.symbol)
 
 
 class WorkspaceContext:

@@ -14,7 +14,7 @@ import os
 import stat
 from dataclasses import dataclass
 
-from nearsym.workspace.files import SkippedFile, read_regular
+from nearsym.index.files import SkippedFile, read_regular
 
 MAX_CONFIG_BYTES = 1 << 20
 """A git configuration file is read up to 1 MiB."""
