@@ -5,6 +5,7 @@ terminal only; and `nearsym serve --tcp`."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import pty
 import signal
@@ -220,3 +221,35 @@ def test_tcp_on_another_address_warns() -> None:
     finally:
         process.kill()
         process.wait()
+
+
+def test_index_stats_per_language_and_per_ignore_file(tmp_path: Path) -> None:
+    """`nearsym index --stats --json` on a tree large enough for the
+    process pool: per language its files, definitions and CPU seconds (the
+    workers' time shared among their files), per ignore file what its rules
+    dropped."""
+    root = tmp_path / "ws"
+    (root / "gen").mkdir(parents=True)
+    (root / "pkg").mkdir()
+    for n in range(60):
+        (root / "pkg" / f"m{n}.py").write_text(f"class C{n}:\n    def f{n}(self): pass\n")
+    for n in range(30):
+        (root / "pkg" / f"g{n}.go").write_text(f"package pkg\n\nfunc G{n}() {{}}\n")
+    for n in range(5):
+        (root / "gen" / f"x{n}.py").write_text("def generated(): pass\n")
+    (root / "skip.py").write_text("def skipped(): pass\n")
+    (root / ".ignore").write_text("gen/\nskip.py\n")
+    done = subprocess.run(
+        [*NEARSYM, "index", "--root", str(root), "--stats", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)
+    python, go = figures["languages"]["python"], figures["languages"]["go"]
+    assert (python["files"], python["definitions"]) == (60, 120)
+    assert (go["files"], go["definitions"]) == (30, 30)
+    assert python["kinds"] == {"class": 60, "method": 60}
+    assert python["seconds"] > 0 and go["seconds"] > 0
+    assert figures["ignored"] == {".ignore": {"files": 1, "folders": 1}}

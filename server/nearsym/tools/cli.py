@@ -145,28 +145,18 @@ def run_index(args: argparse.Namespace) -> int:
     totals: dict[str, dict[str, object]] = {}
     ignored: dict[str, tuple[int, int]] = {}
     started = time.perf_counter()
-    for root in [os.path.abspath(r) for r in (args.root or ["."])]:
+    roots = [os.path.abspath(r) for r in (args.root or ["."])]
+    for root in roots:
         if not os.path.isdir(root):
             print(f"nearsym: {root}: not a folder", file=sys.stderr)
             return 2
-        stats = index_into(SymbolIndex(root), Config(require_git=not args.no_require_git))
-        _tell_walk(root, stats.walk)
-        walk = stats.walk
-        for source in {*walk.files_by_source, *walk.folders_by_source}:
-            label = source if len(args.root or ()) < 2 else os.path.join(root, source)
-            ignored[label] = (walk.files_by_source[source], walk.folders_by_source[source])
-        for name, lang in stats.languages.items():
-            row = totals.setdefault(
-                name, {"files": 0, "skipped": 0, "definitions": 0, "seconds": 0.0, "kinds": {}}
-            )
-            row["files"] = int(row["files"]) + lang.files  # type: ignore[call-overload]
-            row["skipped"] = int(row["skipped"]) + lang.skipped  # type: ignore[call-overload]
-            row["definitions"] = int(row["definitions"]) + lang.definitions  # type: ignore[call-overload]
-            row["seconds"] = float(row["seconds"]) + lang.seconds  # type: ignore[arg-type]
-            kinds = row["kinds"]
-            assert isinstance(kinds, dict)
-            for kind, count in lang.kinds.items():
-                kinds[kind] = kinds.get(kind, 0) + count
+    workers = Workers()
+    signal.signal(signal.SIGINT, interrupted(workers))
+    try:
+        for root in roots:
+            _index_root(root, args, workers, totals, ignored)
+    finally:
+        workers.close()
     elapsed = time.perf_counter() - started
     if args.json:
         dropped = {k: {"files": f, "folders": d} for k, (f, d) in ignored.items()}
@@ -192,6 +182,38 @@ def run_index(args: argparse.Namespace) -> int:
             for label, (dropped_files, folders) in sorted(ignored.items()):
                 print(f"{label:40} {dropped_files:>7} {folders:>7}")
     return 0
+
+
+def _index_root(
+    root: str,
+    args: argparse.Namespace,
+    workers: Workers,
+    totals: dict[str, dict[str, object]],
+    ignored: dict[str, tuple[int, int]],
+) -> None:
+    """Index `root` on `workers` and add its figures to `totals` and
+    `ignored` (per ignore file: the files and folders its rules dropped)."""
+    config = Config(require_git=not args.no_require_git)
+    bar = ProgressBar(root)
+    stats = index_into(SymbolIndex(root), config, workers=workers, progress=bar)
+    bar.clear()
+    _tell_walk(root, stats.walk)
+    walk = stats.walk
+    for source in {*walk.files_by_source, *walk.folders_by_source}:
+        label = source if len(args.root or ()) < 2 else os.path.join(root, source)
+        ignored[label] = (walk.files_by_source[source], walk.folders_by_source[source])
+    for name, lang in stats.languages.items():
+        row = totals.setdefault(
+            name, {"files": 0, "skipped": 0, "definitions": 0, "seconds": 0.0, "kinds": {}}
+        )
+        row["files"] = int(row["files"]) + lang.files  # type: ignore[call-overload]
+        row["skipped"] = int(row["skipped"]) + lang.skipped  # type: ignore[call-overload]
+        row["definitions"] = int(row["definitions"]) + lang.definitions  # type: ignore[call-overload]
+        row["seconds"] = float(row["seconds"]) + lang.seconds  # type: ignore[arg-type]
+        kinds = row["kinds"]
+        assert isinstance(kinds, dict)
+        for kind, count in lang.kinds.items():
+            kinds[kind] = kinds.get(kind, 0) + count
 
 
 def _tell_walk(root: str, walk: WalkReport) -> None:

@@ -426,6 +426,14 @@ def _parallel(
                     parse_here([sf for c in in_flight.values() for sf in c] + order[::-1])
                     return
                 continue
+            # The workers time a chunk, not a file: its CPU seconds are
+            # shared among its files by size, for the per-language figures.
+            chunk_bytes = sum(max(sf.size, 1) for sf in chunk)
+            for sf in chunk:
+                language = stats.languages.get(sf.language.name)
+                if language is None:
+                    language = stats.languages[sf.language.name] = LanguageStats()
+                language.seconds += cpu * max(sf.size, 1) / chunk_bytes
             for parsed in results:
                 stats.parsed += 1
                 sf = by_rel[parsed[0]]
