@@ -97,6 +97,26 @@ def test_modifiers_are_read_off_the_ends(
     assert q.empty == (rest == "")
 
 
+@pytest.mark.parametrize(
+    ("text", "rest", "dependencies", "prefix", "suffix"),
+    [
+        ("Flask**", "Flask", True, False, False),
+        ("Flask **", "Flask", True, False, False),
+        ("Flask*", "Flask", False, True, False),
+        ("Flask***", "Flask", True, True, False),
+        ("Flask$**", "Flask", True, False, True),
+        ("^Fla**", "Fla", True, True, False),
+        ("Flask", "Flask", False, False, False),
+        ("**", "", False, False, False),
+    ],
+)  # fmt: skip
+def test_two_trailing_stars_ask_the_dependencies(
+    text: str, rest: str, dependencies: bool, prefix: bool, suffix: bool
+) -> None:
+    q = Query.parse(text)
+    assert (q.compact, q.dependencies, q.prefix, q.suffix) == (rest, dependencies, prefix, suffix)
+
+
 def test_a_lone_modifier_is_the_empty_query() -> None:
     empty = Query.parse("")
     for text in ("^", "'", "$", "#", "*", "#'^$"):

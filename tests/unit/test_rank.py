@@ -239,3 +239,24 @@ def test_order_equals_the_reference_order(
     assert _order(parsed, ranked, limit, context) == _reference_order(
         parsed, ranked, limit, context
     )
+
+
+DEPS = "/ws/.venv/lib/python3.12/site-packages"
+
+
+def test_dependency_ranks_after_the_workspace_of_the_same_name_shape() -> None:
+    # The dependency's row has the query's word in its path, so it comes
+    # first when nothing says it is a dependency's.
+    ours = sym("parse", "app/main.py", root=ROOT)
+    theirs = sym("parse", "parse/__init__.py", root=DEPS)
+    context = RankContext(dependencies=frozenset({DEPS}))
+    assert rerank_groups("parse", [[ours], [theirs]], 10) == [theirs, ours]
+    assert rerank_groups("parse", [[ours], [theirs]], 10, context) == [ours, theirs]
+    assert rerank_groups("parse", [[theirs], [ours]], 10, context) == [ours, theirs]
+
+
+def test_a_better_shaped_dependency_match_still_ranks_first() -> None:
+    ours = sym("parse_options_later", "app/main.py", root=ROOT)
+    theirs = sym("parse", "parse/__init__.py", root=DEPS)
+    context = RankContext(dependencies=frozenset({DEPS}))
+    assert rerank_groups("parse", [[ours], [theirs]], 10, context) == [theirs, ours]

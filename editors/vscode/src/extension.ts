@@ -78,6 +78,7 @@ function settings(): Record<string, unknown> {
     cache: config.get("cache"),
     sharedIndex: config.get("sharedIndex"),
     sharedIndexBudgetMs: config.get("sharedIndexBudgetMs"),
+    dependencies: config.get("dependencies"),
   };
 }
 

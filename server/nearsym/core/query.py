@@ -29,6 +29,11 @@ Readings, with the fields that hold them:
   name (`accepts`), case-insensitively unless a capital is typed. A text
   that is nothing but modifiers is read as the empty query: a modifier
   alone never empties an answer.
+- a trailing `**` asks the project's dependencies too (`dependencies`),
+  even with the `dependencies` setting off: rust-analyzer's trailing `*`,
+  doubled because a single trailing `*` is already the glob's prefix
+  (`Foo*`), and a glob's `**` reaches into every folder. `Foo**` is not a
+  prefix query; `Foo***` is both.
 """
 
 from __future__ import annotations
@@ -90,6 +95,8 @@ class Query:
     """`name$`: only names that end with the name part."""
     types_only: bool = False
     """`#name`: only types (`TYPE_KINDS`)."""
+    dependencies: bool = False
+    """`name**`: the project's dependencies are asked too."""
     inherited: frozenset[str] = frozenset()
     """The lower-cased names of the classes that the class named by the
     owner's last part derives from, at any depth: not typed, but resolved by
@@ -98,7 +105,10 @@ class Query:
 
     @classmethod
     def parse(cls, typed: str) -> Query:
-        text, exact, prefix, suffix, types_only = _modifiers(typed)
+        dependencies = typed.rstrip().endswith("**")
+        text, exact, prefix, suffix, types_only = _modifiers(
+            typed.rstrip()[:-2] if dependencies else typed
+        )
         compact = "".join(text.split())
         words = split_words(text)
         qualified = _QUALIFIER.search(text) is not None
@@ -122,6 +132,7 @@ class Query:
             prefix=prefix,
             suffix=suffix,
             types_only=types_only,
+            dependencies=dependencies and bool(text),
         )
 
     @property

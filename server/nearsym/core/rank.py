@@ -225,6 +225,11 @@ class RankContext:
     mentions: MentionLookup | None = None
     """How many files of a namespace mention each name, or None."""
     hints: WorkspaceHints = field(default_factory=lambda: WorkspaceHints())
+    dependencies: frozenset[str] = frozenset()
+    """The roots of the dependencies' namespaces: their definitions rank
+    after the workspace's of the same name-match shape, whatever else they
+    have (a dependency's better-shaped match still ranks first: gopls halves
+    a dependency's score, rust-analyzer lists libraries after the crate)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -374,6 +379,7 @@ _KIND_RANK = {
 _SortKey = tuple[
     float,
     bool,
+    bool,
     float,
     bool,
     bool,
@@ -390,8 +396,9 @@ _SortKey = tuple[
     int,
     int,
 ]
-"""What the rerank sorts by, in this order: shape of the name match, member
-of the open file's classes, query words in the path, test code, local,
+"""What the rerank sorts by, in this order: shape of the name match, from a
+dependency (after the workspace's own definitions), member of the open
+file's classes, query words in the path, test code, local,
 imported, kind, re-exported, mentions, closeness, name score, identity
 (root, path, qualified name, line, column), retrieval rank."""
 
@@ -438,6 +445,7 @@ def _order(
     local_prior, kind_prior = policy.local_prior, policy.kind_prior
     tail_late, last_first = policy.tail_late, policy.last_definition_first
     same_file_first, related = policy.same_file_first, context.related
+    dependencies = context.dependencies
     kind_rank = _KIND_RANK.get
     both = scorer.both
     where = where_reading(query, case, tail_late, (s for _, s in ranked))  # None: one part
@@ -485,6 +493,7 @@ def _order(
         span = symbol.span
         key: _SortKey = (
             -n[1],
+            symbol.root in dependencies,
             not member,
             -f[0],
             f[1],

@@ -83,6 +83,9 @@ def search(
       do not depend on the limit.
     - `hints`: the open file's classes and the packages' re-exports
       (`workspace.members`, `workspace.reexports`).
+    - Dependency namespaces (`Namespace.dependency`) rank after the
+      workspace's definitions of the same name-match shape; the caller
+      decides whether they are asked (the setting, a query's `**`).
     """
     limit = max(0, limit)
     offset = max(0, offset)
@@ -166,7 +169,12 @@ def ranked_pool(
     block = fetch_limit(limit)
     policy = policy or RankPolicy()
     context = RankContext(
-        open_file, policy, related, mention_lookup(namespaces, policy), hints or WorkspaceHints()
+        open_file,
+        policy,
+        related,
+        mention_lookup(namespaces, policy),
+        hints or WorkspaceHints(),
+        frozenset(ns.root for ns in namespaces if ns.dependency),
     )
     pools = [ns.index.candidates(parsed, width, open_file) for ns in namespaces]
     if extra is not None:

@@ -17,8 +17,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from nearsym.core.model import Symbol
+from nearsym.core.query import Query
 from nearsym.core.rank import RankPolicy, WorkspaceHints, pool_width
+from nearsym.index.namespace import Namespace
 from nearsym.index.search import answer
+from nearsym.lsp.dependencies import Dependencies
 from nearsym.lsp.shared import SharedIndex
 from nearsym.workspace.imports import Relations
 from nearsym.workspace.live import Change, LiveWorkspace
@@ -43,8 +46,11 @@ class Answers:
         live: LiveWorkspace,
         settle: Callable[[], Awaitable[None]],
         shared: SharedIndex | None = None,
+        dependencies: Dependencies | None = None,
     ) -> None:
         self.live = live
+        self.dependencies = dependencies
+        """Which dependency namespaces a query asks (`lsp.dependencies`)."""
         self.shared = shared
         """Asked beside the namespaces, under its deadline (`lsp.shared`)."""
         self.settle = settle
@@ -62,8 +68,9 @@ class Answers:
             len(query) > 16 * MAX_QUERY_CHARS or len("".join(query.split())) > MAX_QUERY_CHARS
         ):
             return []
+        extra = self.dependencies.namespaces(Query.parse(query)) if self.dependencies else []
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.searcher, self._results, query, open_file)
+        return await loop.run_in_executor(self.searcher, self._results, query, open_file, extra)
 
     def related_files(self, open_file: str | None) -> frozenset[str]:
         """Files the open file imports, read from its buffer when it is open."""
@@ -86,7 +93,9 @@ class Answers:
             log.exception("could not read the classes around %s", open_file)
             return WorkspaceHints()
 
-    def _results(self, query: str, open_file: str | None) -> list[Symbol]:
+    def _results(
+        self, query: str, open_file: str | None, dependencies: list[Namespace]
+    ) -> list[Symbol]:
         limit = self.live.config.max_results
         shared = self.shared
         # The shared pool's SQL starts first and runs while the local pools
@@ -107,7 +116,7 @@ class Answers:
             related = self.related_files(open_file)
             hints = self.hints(open_file)
             found = answer(
-                self.live.searched(),
+                [*self.live.searched(), *dependencies],
                 query,
                 limit,
                 open_file,

@@ -37,6 +37,7 @@ async def initialized(ls: NearsymServer, params: types.InitializedParams) -> Non
     ls.watching.client_watches = await register_watchers(ls)
     ls.watching.restart()
     ls.spawn(ls.indexing.index_namespaces(list(ls.live.namespaces), "nearsym: indexing"))
+    ls.dependencies.configure(ls.live.config)  # indexed after the workspace
 
 
 async def workspace_symbol(
@@ -139,6 +140,7 @@ async def did_change_workspace_folders(
     ls.watching.restart()
     if added:
         ls.spawn(ls.indexing.index_namespaces(added, "nearsym: indexing new folders"))
+    ls.dependencies.folders_changed()
 
 
 async def did_change_configuration(
@@ -148,6 +150,7 @@ async def did_change_configuration(
     the pushed settings. Bad values are reported and defaulted."""
     pulled = await settings.pull(ls, params.settings)
     await settings.apply_settings(ls, ls.indexing, pulled, ls.use_shared_index)
+    ls.dependencies.configure(ls.live.config)
 
 
 def did_focus(ls: NearsymServer, params: Any) -> None:

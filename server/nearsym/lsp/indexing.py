@@ -24,6 +24,7 @@ from nearsym.index.allocator import settle
 from nearsym.index.cache import Cache
 from nearsym.index.namespace import Namespace
 from nearsym.workspace.config import index_key
+from nearsym.workspace.dependencies import walk_dependency
 from nearsym.workspace.discovery import WalkReport
 from nearsym.workspace.indexer import index_namespace
 from nearsym.workspace.live import LiveTarget, LiveWorkspace
@@ -115,7 +116,9 @@ class Indexing:
 
             def cancelled(ns: Namespace = ns) -> bool:
                 return (
-                    self.stopped or self.walk_of.get(ns.root) != walk or ns not in live.namespaces
+                    self.stopped
+                    or self.walk_of.get(ns.root) != walk
+                    or (ns not in live.namespaces and ns not in live.dependencies)
                 )
 
             cache = self.cache_for(ns.root)
@@ -133,10 +136,11 @@ class Indexing:
                         LiveTarget(live, ns, cancelled),
                         workers=self.workers,
                         cache=cache,
-                        focus=self.focus,
+                        focus=no_focus if ns.dependency else self.focus,
                         cancelled=cancelled,
                         progress=report,
-                        walk_gate=self.watch_ready,
+                        walk_gate=None if ns.dependency else self.watch_ready,
+                        walker=walk_dependency if ns.dependency else None,
                     ),
                 )
                 files += stats.files
@@ -224,6 +228,12 @@ class Indexing:
         for thread in threading.enumerate():
             if thread.name in ("nearsym-cache-close", "nearsym-cache"):
                 thread.join(max(0.0, deadline - time.monotonic()))
+
+
+def no_focus() -> str | None:
+    """A dependency folder is indexed without an open file's neighbourhood
+    first: the workspace walk's rules (which skip it) would judge it."""
+    return None
 
 
 def _supports_progress(capabilities: types.ClientCapabilities) -> bool:

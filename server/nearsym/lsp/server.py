@@ -10,7 +10,8 @@ parts that act on it, one module each:
 - `settings`: initializationOptions and configuration changes;
 - `answers`: the ranked answer, off the event loop;
 - `outside`: files opened outside every workspace folder;
-- `shared`: a team's shared index (PostgreSQL), asked beside the answer.
+- `shared`: a team's shared index (PostgreSQL), asked beside the answer;
+- `dependencies`: the project's dependencies, indexed after the workspace.
 
 The handlers, named after the LSP methods, are in `handlers`.
 """
@@ -29,6 +30,7 @@ from nearsym.core.model import Symbol
 from nearsym.lsp.answers import Answers
 from nearsym.lsp.buffers import Buffers
 from nearsym.lsp.convert import client_symbol_kinds, workspace_symbol
+from nearsym.lsp.dependencies import Dependencies
 from nearsym.lsp.focus import Focus
 from nearsym.lsp.indexing import Indexing
 from nearsym.lsp.outside import Outside
@@ -67,7 +69,9 @@ class NearsymServer(LanguageServer):
         self.indexing = Indexing(self, self.live, lambda: self.focus.path, self.watching.ready)
         self.shared = SharedIndex(self._say)
         """A team's shared index, when the settings name one."""
-        self.answers = Answers(self.live, self.settle, self.shared)
+        self.dependencies = Dependencies(self.live, self.indexing, self.spawn)
+        """The project's dependencies as namespaces, when asked."""
+        self.answers = Answers(self.live, self.settle, self.shared, self.dependencies)
         self.outside = Outside(self.live, self.indexing, self.watching, self.spawn)
 
     def observe(self, data: dict[str, Any]) -> None:

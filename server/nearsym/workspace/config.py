@@ -33,6 +33,12 @@ class Config:
     require_git: bool = True
     """Apply `.gitignore`, `.git/info/exclude` and git's global excludes
     only inside a git repository (`requireGit`), as git and ripgrep do."""
+    dependencies: str | tuple[str, ...] = "off"
+    """The project's dependencies as namespaces ranked after the
+    workspace's own definitions (`workspace.dependencies`): `"off"` (only
+    a query ending in `**` reads them), `"on"` (the workspace's virtualenv
+    and `node_modules`), or a tuple of folders, exactly those. Not part of
+    `index_key`: it adds namespaces, it does not change the workspace's."""
 
 
 def index_key(config: Config) -> str:
@@ -60,6 +66,7 @@ _KEYS = {
     "sharedIndex": "shared_index",
     "sharedIndexBudgetMs": "shared_index_budget_ms",
     "requireGit": "require_git",
+    "dependencies": "dependencies",
 }
 
 
@@ -93,6 +100,14 @@ def _check(name: str, value: Any) -> Any:
         if unknown:
             raise ValueError(f"names unknown languages: {', '.join(unknown)}")
         return tuple(value)
+    if name == "dependencies":
+        if value is True or value is False:
+            return "on" if value else "off"
+        if value in ("off", "on"):
+            return value
+        if isinstance(value, list) and all(isinstance(v, str) and v for v in value):
+            return tuple(value)
+        raise ValueError('must be "off", "on" or a list of folders')
     if name in ("follow_symlinks", "cache", "require_git"):
         if not isinstance(value, bool):
             raise ValueError("must be true or false")

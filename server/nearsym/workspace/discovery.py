@@ -34,7 +34,15 @@ from nearsym.index.files import SkippedFile, read_regular
 from nearsym.workspace.config import Config
 from nearsym.workspace.ignore import Rules, WalkReport, rules_above
 
-__all__ = ["SkippedFile", "SourceFile", "WalkReport", "discover", "indexable", "read_source"]
+__all__ = [
+    "SkippedFile",
+    "SourceFile",
+    "WalkReport",
+    "discover",
+    "indexable",
+    "language_of",
+    "read_source",
+]
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +91,7 @@ def _language_by_shebang(path: str) -> LanguageSpec | None:
     return language_for_shebang(first)
 
 
-def _language_of(path: str, config: Config) -> LanguageSpec | None:
+def language_of(path: str, config: Config) -> LanguageSpec | None:
     """The language of a file by name (or `#!` line), if the settings index it."""
     spec = language_for_path(path)
     if spec is None and "." not in os.path.basename(path):
@@ -156,7 +164,7 @@ def indexable(root: str, path: str, config: Config, must_exist: bool = True) -> 
         return None
     if link_reason(os.path.realpath(root), path, rel, config) is not None:
         return None
-    spec = _language_of(path, config)
+    spec = language_of(path, config)
     return SourceFile(path, rel, spec) if spec is not None else None
 
 
@@ -250,7 +258,7 @@ def discover(
                 if rule is not None:
                     report.drop(rule, False, named is not None)
                     continue
-                spec = _language_of(entry.path, config)
+                spec = language_of(entry.path, config)
                 if spec is None:
                     continue
                 if is_link and (why := link_reason(real_root, entry.path, rel, config)):

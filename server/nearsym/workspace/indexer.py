@@ -164,10 +164,13 @@ def index_namespace(
     progress: Callable[[int, int], None] | None = None,
     files: Iterable[SourceFile] | None = None,
     walk_gate: threading.Event | None = None,
+    walker: Callable[[str, Config, WalkReport], Iterable[SourceFile]] | None = None,
 ) -> ColdStats:
     """Index `root` (or just `files`) into `target`; see the module note.
     With `walk_gate`, the walk waits for it (up to `GATE_SECONDS`): the
-    server sets it once file changes are watched."""
+    server sets it once file changes are watched. `walker` finds the files
+    instead of the workspace walk (`discover`): a dependency folder's
+    (`dependencies.walk_dependency`)."""
     started = time.perf_counter()
     stats = ColdStats()
     done: set[str] = set()
@@ -286,7 +289,10 @@ def index_namespace(
             try:
                 if walk_gate is not None and not walk_gate.wait(GATE_SECONDS):
                     log.warning("the file watcher is not ready; walking %s anyway", root)
-                walked.extend(discover(root, config, report=stats.walk))
+                if walker is not None:
+                    walked.extend(walker(root, config, stats.walk))
+                else:
+                    walked.extend(discover(root, config, report=stats.walk))
             finally:
                 walk_done.set()
 

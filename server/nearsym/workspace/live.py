@@ -118,6 +118,10 @@ class LiveWorkspace:
         """Folders of files opened outside every workspace folder: one level
         each (their own files), never walked below it nor watched
         (`workspace.loose`)."""
+        self.dependencies: list[Namespace] = []
+        """Folders of the project's dependencies (`workspace.dependencies`):
+        walked once, cached, never watched; asked only when the setting or
+        the query says so."""
         self.buffers: dict[str, bytes] = {}
         self.lock = threading.RLock()
         """Held by every change and by every search (see `_locked`)."""
@@ -144,6 +148,22 @@ class LiveWorkspace:
         """A namespace for the files directly in `folder` (outside every
         workspace folder); the caller reads them (`loose.neighbours`)."""
         return _namespace_in(self.loose, folder)
+
+    @_locked
+    def add_dependencies(self, folders: Sequence[str]) -> list[Namespace]:
+        """Namespaces for the dependency folders `folders` not held yet (the
+        caller indexes the ones returned); a folder of a workspace folder's
+        is not added twice."""
+        known = {ns.root for ns in (*self.namespaces, *self.dependencies)}
+        fresh = []
+        for folder in folders:
+            folder = os.path.abspath(folder)
+            if folder not in known:
+                known.add(folder)
+                ns = Namespace(folder, SymbolIndex(folder), dependency=True)
+                self.dependencies.append(ns)
+                fresh.append(ns)
+        return fresh
 
     def searched(self) -> list[Namespace]:
         """Every namespace a query reads: the workspace folders, then the
@@ -183,7 +203,7 @@ class LiveWorkspace:
     def apply_many(self, ns: Namespace, results: Sequence[tuple[SourceFile, object]]) -> None:
         """Store a batch of results (`FileDefs`, or why a file was skipped)
         as one segment; files open in buffers keep the buffer's symbols."""
-        if ns not in self.namespaces:
+        if ns not in self.namespaces and ns not in self.dependencies:
             return
         fresh: list[tuple[str, FileDefs]] = []
         for sf, result in results:
