@@ -51,6 +51,9 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     (site,) = venv.glob("lib/python3*/site-packages")
     shutil.copytree(Path(platformdirs.__file__).parent, site / "platformdirs")
+    declarations = root / "node_modules" / "left-pad" / "index.d.ts"
+    declarations.parent.mkdir(parents=True)
+    declarations.write_text("export declare function leftPadOnlyHere(s: string): string;\n")
     return root
 
 
@@ -92,6 +95,11 @@ async def test_dependencies_on_answer_after_the_workspace(project: Path) -> None
         exact = [(n, dep) for n, dep in described(found) if n == "user_cache_dir"]
         assert exact[0] == ("user_cache_dir", False), described(found)
         assert ("user_cache_dir", True) in exact, described(found)
+        # node_modules too.
+        found = await query(client, "leftPadOnlyHere")
+        assert [s.location.uri.rsplit("/project/", 1)[1] for s in found] == [
+            "node_modules/left-pad/index.d.ts"
+        ]
         # An empty query lists the workspace, never the dependencies.
         assert not any(in_venv(s) for s in await query(client, ""))
     finally:

@@ -1,7 +1,7 @@
 """The project's dependencies as namespaces (`workspace.dependencies`),
 indexed lazily, after the workspace.
 
-- Setting `dependencies` `"on"` or a list of folders: once the first cold
+- Setting `dependencies` `"on"` (`workspace.dependencies` says which folders) or a list of folders: once the first cold
   index of the workspace has ended, the dependency folders are found and
   indexed in the background (with progress, on the same process pool and
   into the same on-disk cache as the workspace); every non-empty query then

@@ -7,12 +7,17 @@ environment, found by convention rather than by asking a tool:
 - a virtualenv directly in the folder (`.venv`, `venv`, or any folder
   holding `pyvenv.cfg`): its `lib/python3.*/site-packages` (or Windows'
   `Lib/site-packages`);
-- the folder's `node_modules`.
+- the folder's `node_modules`;
+- the Go module cache's folder of each module its `go.mod` requires
+  (`$GOMODCACHE`, else `$GOPATH/pkg/mod`, else `~/go/pkg/mod`; a path's
+  capitals written `!` and the lower-case letter, as the cache does);
+- Cargo's registry sources of each registry package its `Cargo.lock`
+  names (`$CARGO_HOME/registry/src/*/NAME-VERSION`, else `~/.cargo`).
 
 With a list of paths, exactly those folders (relative ones read from the
-workspace folder). Not handled yet: the Go module cache and Cargo's
-registry sources, and the virtualenv of the editor's Python outside the
-workspace (name it in the list).
+workspace folder). Not handled yet: the virtualenv of the editor's Python
+outside the workspace (name it in the list), `replace` directives of a
+`go.mod`, a workspace's nested `go.mod` and `Cargo.lock` files.
 
 How they are walked (`walk_dependency`): the workspace walk skips these
 very folders (`discovery.EXCLUDED_DIRS`, and every virtualenv) and applies
@@ -30,7 +35,9 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import stat
+import tomllib
 from collections.abc import Iterator
 
 from nearsym.workspace.config import Config
@@ -40,7 +47,7 @@ VENV_NAMES = (".venv", "venv")
 """The virtualenv folders looked for first; any other folder directly in
 the workspace holding `pyvenv.cfg` counts too."""
 
-SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", ".bin", ".cache", ".git"})
+SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", ".bin", ".cache", ".git", "testdata"})
 """Folders never walked inside a dependency folder (see the module note)."""
 
 NODE_SUFFIXES = (".ts", ".js", ".mts", ".cts", ".mjs", ".cjs")
@@ -74,6 +81,79 @@ def environment_folders(root: str) -> list[str]:
     modules = os.path.join(root, "node_modules")
     if os.path.isdir(modules):
         found.append(modules)
+    found.extend(go_modules(root))
+    found.extend(cargo_crates(root))
+    return found
+
+
+_REQUIRE = re.compile(r"^\s*(?:require\s+)?([^\s()/]+(?:/[^\s()]+)*)\s+(v[^\s]+)")
+
+
+def go_requires(text: str) -> list[tuple[str, str]]:
+    """(module path, version) of every module a `go.mod` requires, in
+    order: `require path version` lines and `require ( ... )` blocks."""
+    found: list[tuple[str, str]] = []
+    block = False
+    for line in text.splitlines():
+        line = line.split("//", 1)[0].strip()
+        if block:
+            if line.startswith(")"):
+                block = False
+            elif m := _REQUIRE.match(line):
+                found.append((m.group(1), m.group(2)))
+        elif line.startswith("require"):
+            rest = line[len("require") :].strip()
+            if rest.startswith("("):
+                block = True
+            elif m := _REQUIRE.match(rest):
+                found.append((m.group(1), m.group(2)))
+    return found
+
+
+def go_module_cache() -> str:
+    """Where the Go toolchain keeps downloaded modules."""
+    cache = os.environ.get("GOMODCACHE")
+    if cache:
+        return cache
+    gopath = os.environ.get("GOPATH", "").split(os.pathsep)[0]
+    return os.path.join(gopath or os.path.expanduser("~/go"), "pkg", "mod")
+
+
+def _escaped(path: str) -> str:
+    """A module path as the module cache spells it: `!` before each
+    capital, lower-cased (`github.com/BurntSushi` -> `github.com/!burnt!sushi`)."""
+    return re.sub(r"[A-Z]", lambda m: "!" + m.group(0).lower(), path)
+
+
+def go_modules(root: str) -> list[str]:
+    """The module cache's folders of the modules `root/go.mod` requires
+    (the ones downloaded)."""
+    try:
+        with open(os.path.join(root, "go.mod"), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return []
+    cache = go_module_cache()
+    folders = (os.path.join(cache, *f"{_escaped(p)}@{v}".split("/")) for p, v in go_requires(text))
+    return [f for f in folders if os.path.isdir(f)]
+
+
+def cargo_crates(root: str) -> list[str]:
+    """The registry source folders of the registry packages
+    `root/Cargo.lock` names (the ones downloaded)."""
+    try:
+        with open(os.path.join(root, "Cargo.lock"), "rb") as f:
+            lock = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError):
+        return []
+    home = os.environ.get("CARGO_HOME") or os.path.expanduser("~/.cargo")
+    registries = sorted(glob.glob(os.path.join(glob.escape(home), "registry", "src", "*")))
+    found: list[str] = []
+    for package in lock.get("package", []):
+        if not str(package.get("source", "")).startswith("registry+"):
+            continue
+        name = f"{package.get('name')}-{package.get('version')}"
+        found.extend(r for r in (os.path.join(reg, name) for reg in registries) if os.path.isdir(r))
     return found
 
 
