@@ -15,9 +15,10 @@ from nearsym.core.where import PARTLY_CAP, WHERE_CAP, evidence, located, places
 from nearsym.extract.bases import class_bases
 from nearsym.extract.languages import language_for_path
 from nearsym.index.namespace import Namespace
+from nearsym.index.retrieval import _Retrieval
 from nearsym.index.search import search
 from nearsym.index.store import SymbolIndex
-from nearsym.index.where import BaseCache, resolve
+from nearsym.index.where import BaseCache, PlaceStarts, resolve
 
 from .helpers import rerank, sym
 
@@ -192,3 +193,34 @@ def test_modifiers_filter_the_pool_as_it_fills(tmp_path: Path) -> None:
     # 600 names start with `Client`: the suffix filter still finds the two
     got = {s.name for s in search([Namespace("/ws", index)], "Client$", 10)}
     assert got == {"AsyncClient", "BaseClient"}
+
+
+def test_narrowing_by_place_refuses_only_rows_located_refuses() -> None:
+    """The located fillings drop rows before building them when no
+    where-part starts a place of their file or container (`PlaceStarts`);
+    the pool is the same as testing every built row."""
+    index = SymbolIndex("/ws")
+    folders = ["reader", "src/readers", "io", "net/http", "bufio"]
+    owners = ["", "Reader", "Scanner", "reader.Inner", "Writer"]
+    files: dict[str, list[Symbol]] = {}
+    for i in range(400):
+        path = f"{folders[i % 5]}/f{i % 37}.go"
+        owner = owners[(i // 5) % 5]
+        rows = files.setdefault(path, [])
+        for name in [f"pos{i % 11}B", f"posBase{i % 7}", f"pBs{i}", "posb"]:
+            rows.append(sym(name, path, Kind.METHOD, owner, len(rows), "/ws"))
+    for path, rows in files.items():
+        index.replace_file(path, rows)
+    retrieval = _Retrieval(index)
+    for where in [("reader",), ("reader", "inner"), ("io",), ("src", "reader"), ("http",)]:
+        for every in (True, False):
+
+            def test(s: Symbol, where: tuple[str, ...] = where, every: bool = every) -> bool:
+                n = located(where, s.path, s.container)
+                return n == len(where) if every else 0 < n < len(where)
+
+            for width in (5, 50, 500):
+                plain = retrieval.filling("posb", width, test)
+                narrowed = retrieval.filling("posb", width, test, PlaceStarts(where, every))
+                assert narrowed == plain, (where, every, width)
+                assert every is False or len(where) > 1 or plain  # the test finds rows

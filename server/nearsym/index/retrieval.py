@@ -147,9 +147,15 @@ class _Retrieval:
         self.index = index
         self.segs = index.segments
 
-    def filling(self, text: str, width: int, keep: RowFilter | None) -> list[Symbol]:
+    def filling(
+        self, text: str, width: int, keep: RowFilter | None, narrow: where.Narrow | None = None
+    ) -> list[Symbol]:
         """`fill` for `where.widen`, of a text as a string."""
-        return self.fill(_bytes(text), width, keep, None)
+        return self.fill(_bytes(text), width, keep, None, narrow=narrow)
+
+    def path_of(self, seg: Segment, pos: int) -> str:
+        """The relative path of the `pos`-th file of `seg`."""
+        return self.index.file_path(int(seg.file_ids[pos]))
 
     def members(self, owners: where.Owners) -> list[Symbol]:
         """Every definition whose container `owners` marks (per segment)."""
@@ -166,7 +172,12 @@ class _Retrieval:
         keep: RowFilter | None,
         first: RowFilter | None,
         allowed: list[NDArray[np.bool_]] | None = None,
+        narrow: where.Narrow | None = None,
     ) -> list[Symbol]:
+        """The pool of `q`, tier by tier (see the module note). `keep` tests
+        each row; `allowed` (per segment, per container) and `narrow` (per
+        segment, per row: a test `keep` implies) drop rows before they are
+        built."""
         segs = self.segs
         seen: set[tuple[int, int]] = set()
         # Tier 1: every exact match.
@@ -179,7 +190,7 @@ class _Retrieval:
         ]
         for group in _groups(merged_keys(exact)):
             seen.update(group)
-            for s in self._group_rows(group, allowed):
+            for s in self._group_rows(group, allowed, narrow):
                 if keep is None or keep(s):
                     (pool if first is None or first(s) else later).append(s)
         exact_count = len(pool)
@@ -225,7 +236,7 @@ class _Retrieval:
                 batch = list(itertools.islice(groups, min(256, max(16, cap - count))))
                 if not batch:
                     break
-                count = self._take(batch, keep, allowed, cap, count, seen, pieces)
+                count = self._take(batch, keep, allowed, cap, count, seen, pieces, narrow)
         pool.extend(self._assemble(pieces))
         if len(pool) < width and keep is None:
             # Tier 7: definitions whose owner holds the query in order (a
@@ -277,6 +288,7 @@ class _Retrieval:
         count: int,
         seen: set[tuple[int, int]],
         pieces: list[tuple[int, NDArray[np.uint32]] | list[Symbol]],
+        narrow: where.Narrow | None = None,
     ) -> int:
         """Add `batch`'s rows to `pieces`, group by group, until `count`
         reaches `width` (the group that reaches it is whole); the new count."""
@@ -298,6 +310,11 @@ class _Retrieval:
                 kept = allowed[s_no][seg.conts(rows)]
                 rows = rows[kept]
                 counts = np.bincount(owner[kept], minlength=len(ids)).tolist()
+            if narrow is not None and len(rows):
+                owner = np.repeat(np.arange(len(ids)), counts)
+                kept = narrow(seg, rows, self.path_of)
+                rows = rows[kept]
+                counts = np.bincount(owner[kept], minlength=len(ids)).tolist()
             rows_by_seg[s_no] = rows
             end = 0
             for at, n in zip(where, counts, strict=True):
@@ -314,7 +331,9 @@ class _Retrieval:
                 pieces.append(listed)
                 count += len(listed)
             elif place is None:
-                listed = [s for s in self._group_rows(group, allowed) if keep is None or keep(s)]
+                listed = [
+                    s for s in self._group_rows(group, allowed, narrow) if keep is None or keep(s)
+                ]
                 pieces.append(listed)
                 count += len(listed)
             elif place[1] == place[2]:
@@ -365,7 +384,10 @@ class _Retrieval:
         return out
 
     def _group_rows(
-        self, group: list[tuple[int, int]], allowed: list[NDArray[np.bool_]] | None = None
+        self,
+        group: list[tuple[int, int]],
+        allowed: list[NDArray[np.bool_]] | None = None,
+        narrow: where.Narrow | None = None,
     ) -> list[Symbol]:
         out: list[Symbol] = []
         for s_no, e in group:
@@ -373,6 +395,8 @@ class _Retrieval:
             rows = seg.rows_of(e)
             if allowed is not None and len(rows):
                 rows = rows[allowed[s_no][seg.conts(rows)]]
+            if narrow is not None and len(rows):
+                rows = rows[narrow(seg, rows, self.path_of)]
             out.extend(self.index.materialize(seg, rows))
         if len(group) > 1:
             out.sort(key=lambda s: (s.path, s.span.line, s.span.col))

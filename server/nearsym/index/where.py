@@ -35,7 +35,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Protocol
 
@@ -44,7 +44,7 @@ from numpy.typing import NDArray
 
 from nearsym.core.model import Kind, Symbol
 from nearsym.core.query import Query
-from nearsym.core.where import located
+from nearsym.core.where import located, places
 from nearsym.core.words import is_subsequence
 from nearsym.extract.bases import class_bases
 from nearsym.extract.languages import language_for_path
@@ -56,11 +56,21 @@ Owners = Callable[[Segment], NDArray[np.bool_]]
 """Per container of a segment: may its definitions answer?"""
 
 
+PathOf = Callable[[Segment, int], str]
+"""(segment, position of a file in it) -> the file's relative path."""
+Narrow = Callable[[Segment, NDArray[np.uint32], PathOf], NDArray[np.bool_]]
+"""Per row of a segment: may it pass the row filter? (False only where the
+filter is sure to refuse it.)"""
+
+
 class Walk(Protocol):
     """What `widen` asks of retrieval (`retrieval._Retrieval`)."""
 
-    def filling(self, text: str, width: int, keep: RowFilter | None) -> list[Symbol]:
-        """The tiers' pool of `text` (lower-cased), through `keep`."""
+    def filling(
+        self, text: str, width: int, keep: RowFilter | None, narrow: Narrow | None = None
+    ) -> list[Symbol]:
+        """The tiers' pool of `text` (lower-cased), through `keep`, the rows
+        `narrow` refuses dropped before they are built."""
         ...
 
     def members(self, owners: Owners) -> list[Symbol]:
@@ -115,11 +125,64 @@ def widen(query: Query, width: int, pool: list[Symbol], walk: Walk) -> list[Symb
         def somewhere(s: Symbol) -> bool:
             return 0 < located(where, s.path, s.container) < wanted
 
-        for test in (everywhere, somewhere) if wanted > 1 else (everywhere,):
+        for test, every in ((everywhere, True), (somewhere, False))[: 2 if wanted > 1 else 1]:
             if sum(len(p) for p in parts) >= width:
                 break
-            parts.append(walk.filling(name, width, admitting(query, test)))
+            narrow = PlaceStarts(where, every)
+            parts.append(walk.filling(name, width, admitting(query, test), narrow))
     return _joined(parts, max(width, kept))
+
+
+class PlaceStarts:
+    """A `Narrow` for the located fillings: the rows where every where-part
+    (`every`) or some where-part starts a place of the file's path or of
+    the container's chain (`core.where.places`), in any order. `located`
+    also asks for the order, so this refuses only rows it would refuse,
+    and it tests a file or a container once, not each row: a common name
+    part (`reader.posB`) visits thousands of rows, most in files and
+    classes no part names. One per filling."""
+
+    def __init__(self, where: tuple[str, ...], every: bool) -> None:
+        self.where = where
+        self.full = (1 << len(where)) - 1 if every else 0
+        self._files: dict[tuple[int, int], int] = {}
+        self._conts: dict[tuple[int, int], int] = {}
+
+    def _bits(self, found: Iterable[str]) -> int:
+        found = list(found)
+        bits = 0
+        for i, part in enumerate(self.where):
+            if any(place.startswith(part) for place in found):
+                bits |= 1 << i
+        return bits
+
+    def __call__(
+        self, seg: Segment, rows: NDArray[np.uint32], path_of: PathOf
+    ) -> NDArray[np.bool_]:
+        tag = id(seg)
+        files = np.searchsorted(seg.file_start, rows, side="right") - 1
+        conts = seg.conts(rows)
+        ufiles, at_file = np.unique(files, return_inverse=True)
+        uconts, at_cont = np.unique(conts, return_inverse=True)
+        fbits = []
+        for f in ufiles.tolist():
+            b = self._files.get((tag, f))
+            if b is None:
+                b = self._files[tag, f] = self._bits(places(path_of(seg, f), ""))
+            fbits.append(b)
+        missing = [c for c in uconts.tolist() if (tag, c) not in self._conts]
+        if missing:
+            for c, name in seg.containers_of(missing).items():
+                self._conts[tag, c] = self._bits(name.lower().split(".")) if name else 0
+        cbits = [self._conts[tag, c] for c in uconts.tolist()]
+        bits = (
+            np.asarray(fbits, dtype=np.int64)[at_file] | np.asarray(cbits, dtype=np.int64)[at_cont]
+        )
+        if self.full:
+            ok: NDArray[np.bool_] = bits == self.full
+        else:
+            ok = bits != 0
+        return ok
 
 
 def _inherited(query: Query, width: int, members: list[Symbol]) -> list[Symbol]:
