@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from typing import get_args, get_type_hints
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -24,6 +25,7 @@ from nearsym.core.rank import (
     pool_width,
 )
 from nearsym.core.rank import rerank_groups as _rerank_groups
+from nearsym.core.sortkey import EmptyQueryKey, ExplainedKey, RawSortKey, SortKey, key_items
 
 from .helpers import ROOT, rerank, sym
 from .test_match import score_name
@@ -167,36 +169,41 @@ def test_explain_names_every_component() -> None:
     assert "no open file known" in explain(Query.parse("rb"), s)
 
 
+def _reference_key(
+    query: Query, context: RankContext, rank: int, symbol: Symbol
+) -> tuple[object, ...]:
+    """A row's sort key computed the obvious way, from scratch (`evidence`)."""
+    ev = evidence(query, symbol, context)
+    line = symbol.span.line
+    return (
+        -ev.shape,
+        symbol.root in context.dependencies,
+        not ev.member,
+        -ev.path_share,
+        ev.in_tests,
+        ev.local,
+        not ev.imported,
+        ev.kind_rank,
+        not ev.exported,
+        -ev.mentions,
+        -ev.proximity,
+        -ev.name_score,
+        symbol.root,
+        symbol.path,
+        symbol.qualified_name,
+        -line if context.policy.last_definition_first else line,
+        symbol.span.col,
+        rank,
+    )
+
+
 def _reference_order(
     query: Query, ranked: list[tuple[int, Symbol]], limit: int, context: RankContext
 ) -> list[Symbol]:
     """The rerank order computed the obvious way: every row's evidence from
     scratch (`evidence`), sorted whole."""
-
-    def key(rank: int, symbol: Symbol) -> tuple[object, ...]:
-        ev = evidence(query, symbol, context)
-        line = symbol.span.line
-        return (
-            -ev.shape,
-            not ev.member,
-            -ev.path_share,
-            ev.in_tests,
-            ev.local,
-            not ev.imported,
-            ev.kind_rank,
-            not ev.exported,
-            -ev.mentions,
-            -ev.proximity,
-            -ev.name_score,
-            symbol.root,
-            symbol.path,
-            symbol.qualified_name,
-            -line if context.policy.last_definition_first else line,
-            symbol.span.col,
-            rank,
-        )
-
-    return [s for _, s in sorted(ranked, key=lambda p: key(*p))][: max(0, limit)]
+    ordered = sorted(ranked, key=lambda p: _reference_key(query, context, *p))
+    return [s for _, s in ordered][: max(0, limit)]
 
 
 @settings(max_examples=60, deadline=None)  # the reference builds a matcher per row
@@ -260,3 +267,41 @@ def test_a_better_shaped_dependency_match_still_ranks_first() -> None:
     theirs = sym("parse", "parse/__init__.py", root=DEPS)
     context = RankContext(dependencies=frozenset({DEPS}))
     assert rerank_groups("parse", [[ours], [theirs]], 10, context) == [theirs, ours]
+
+
+def test_sort_key_names_every_position_of_the_raw_key() -> None:
+    assert tuple(get_type_hints(SortKey).values()) == get_args(RawSortKey)
+    assert len(SortKey._fields) == len(set(SortKey._fields)) == len(get_args(RawSortKey))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(min_value=0, max_value=10_000),
+    st.sampled_from(["reg", "rb", "pool.get", "x", "", "a get"]),
+    st.sampled_from([None, "/ws/a/b/x.py", "/ws/c/tests/test_x.py"]),
+)
+def test_recorded_keys_are_the_keys_the_order_sorted_by(
+    seed: int, query: str, open_file: str | None
+) -> None:
+    """The keys an explanation shows are each row's own sort key: equal to
+    the key computed from scratch, and in ascending order down the answer."""
+    rng = random.Random(seed)
+    pool = [
+        sym(rng.choice(["register", "get", "x", "Register"]), rng.choice(["a/y.py", "c/d/z.py"]))
+        for _ in range(rng.randint(0, 30))
+    ]
+    context = RankContext(open_file)
+    parsed = Query.parse(query)
+    keys: dict[int, ExplainedKey] = {}
+    found = _rerank_groups(parsed, [pool], len(pool), context, keys)
+    assert set(keys) == {id(s) for s in pool}
+    shown = [keys[id(s)] for s in found]
+    assert shown == sorted(shown)
+    for key, symbol in zip(shown, found, strict=True):
+        if parsed.empty:
+            assert isinstance(key, EmptyQueryKey)
+        else:
+            assert isinstance(key, SortKey)
+            rank = next(i for i, s in enumerate(pool) if s is symbol)
+            assert tuple(key) == _reference_key(parsed, context, rank, symbol)
+        assert [item["key"] for item in key_items(key)] == list(type(key)._fields)

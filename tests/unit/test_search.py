@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nearsym.core.rank import pool_width
+from nearsym.core.sortkey import SortKey
 from nearsym.index.namespace import Namespace
 from nearsym.index.search import STABLE_LIMIT, ranked_pool, search
 from nearsym.index.store import SymbolIndex
@@ -161,12 +164,29 @@ def test_cli_json_and_explain() -> None:
     ).stdout
     assert out.splitlines()[0].endswith("beta/registry.py:4:5  function  register")
     assert "closeness 0.900" in out or "closeness 1.000" in out
-    import json
 
     data = json.loads(
         subprocess.run([*run, "--json"], capture_output=True, text=True, check=True).stdout
     )
     assert {d["name"] for d in data} >= {"register", "unregister"}
+
+
+def test_cli_explain_prints_and_keeps_every_sort_key() -> None:
+    run = [sys.executable, "-m", "nearsym", "search", "register", "--root", str(FIXTURE)]
+    out = subprocess.run(
+        [*run, "--explain", "--limit", "2"], capture_output=True, text=True, check=True
+    ).stdout
+    numbered = [m.group(1) for m in re.finditer(r"^ +\d+ (\w+) ", out, re.MULTILINE)]
+    assert numbered == 2 * list(SortKey._fields)
+    data = json.loads(
+        subprocess.run(
+            [*run, "--json", "--explain"], capture_output=True, text=True, check=True
+        ).stdout
+    )
+    assert data and all([k["key"] for k in d["keys"]] == list(SortKey._fields) for d in data)
+    assert all(d["explain"].startswith(d["name"]) for d in data)
+    keys = [tuple(k["value"] for k in d["keys"]) for d in data]
+    assert keys == sorted(keys)
 
 
 @settings(max_examples=200, deadline=None)

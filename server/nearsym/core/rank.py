@@ -41,6 +41,7 @@ from nearsym.core.proximity import (
     proximity_score,
 )
 from nearsym.core.query import Query
+from nearsym.core.sortkey import EmptyQueryKey, ExplainedKey, RawSortKey, SortKey
 from nearsym.core.where import clear_caches as clear_where_caches
 from nearsym.core.where import where_reading
 from nearsym.core.words import clear_caches as clear_word_caches
@@ -376,31 +377,8 @@ _KIND_RANK = {
 }
 """Types and callables 0, everything else (variables, fields, constants) 1."""
 
-_SortKey = tuple[
-    float,
-    bool,
-    bool,
-    float,
-    bool,
-    bool,
-    bool,
-    int,
-    bool,
-    int,
-    float,
-    float,
-    str,
-    str,
-    str,
-    int,
-    int,
-    int,
-]
-"""What the rerank sorts by, in this order: shape of the name match, from a
-dependency (after the workspace's own definitions), member of the open
-file's classes, query words in the path, test code, local,
-imported, kind, re-exported, mentions, closeness, name score, identity
-(root, path, qualified name, line, column), retrieval rank."""
+_SortKey = RawSortKey
+"""What the rerank sorts by, each position named in `sortkey.SortKey`."""
 
 
 def _order(
@@ -408,10 +386,12 @@ def _order(
     ranked: Iterable[tuple[int, Symbol]],
     limit: int,
     context: RankContext,
+    keys: dict[int, ExplainedKey] | None = None,
 ) -> list[Symbol]:
     """The best `limit` of (retrieval rank, definition) pairs, by `_SortKey`;
     the evidence that depends only on a file (or only on a name) is computed
-    once per file (per name), the name scores for the whole pool at once."""
+    once per file (per name), the name scores for the whole pool at once.
+    `keys`, when given, gets each row's key by `id()` of its definition."""
     policy = context.policy
     case = policy.smart_case
     open_file = context.open_file if policy.closeness else None
@@ -512,6 +492,8 @@ def _order(
             r,
         )
         keyed.append((key, symbol))
+        if keys is not None:
+            keys[id(symbol)] = SortKey._make(key)
     if len(keyed) > 4 * limit:  # the best `limit` without sorting the rest
         return [s for _, s in heapq.nsmallest(max(0, limit), keyed, key=lambda pair: pair[0])]
     keyed.sort(key=lambda pair: pair[0])
@@ -523,6 +505,7 @@ def rerank_groups(
     groups: Sequence[Sequence[Symbol]],
     limit: int,
     context: RankContext | None = None,
+    keys: dict[int, ExplainedKey] | None = None,
 ) -> list[Symbol]:
     """Merge several independently retrieved pools into one order.
 
@@ -536,14 +519,18 @@ def rerank_groups(
     Invariant: the result does not depend on the order of `groups`; empty
     groups contribute nothing. With an empty query, nodes are interleaved by
     their in-group rank (then identity), which is also order-independent.
+    `keys`, when given, gets every row's sort key (`sortkey`) by `id()`.
     """
     ranked = [(rank, s) for group in groups for rank, s in enumerate(group)]
     if not ranked:
         return []
     if query.empty:
-        ranked.sort(key=lambda p: (p[0], p[1].root, p[1].path, p[1].span.line, p[1].span.col))
-        return [s for _, s in ranked[: max(0, limit)]]
-    return _order(query, ranked, limit, context or RankContext())
+        empty = [(EmptyQueryKey(r, s.root, s.path, s.span.line, s.span.col), s) for r, s in ranked]
+        empty.sort(key=lambda p: p[0])
+        if keys is not None:
+            keys.update((id(s), key) for key, s in empty)
+        return [s for _, s in empty[: max(0, limit)]]
+    return _order(query, ranked, limit, context or RankContext(), keys)
 
 
 def _flag(label: str, on: bool, meaning: str) -> str:

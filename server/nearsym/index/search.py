@@ -32,6 +32,7 @@ from nearsym.core.rank import (
     pool_width,
     rerank_groups,
 )
+from nearsym.core.sortkey import ExplainedKey
 from nearsym.core.where import evidence
 from nearsym.index.namespace import Namespace
 from nearsym.index.where import resolve
@@ -64,6 +65,7 @@ def search(
     related: frozenset[str] = frozenset(),
     extra: Callable[[], Sequence[Sequence[Symbol]]] | None = None,
     hints: WorkspaceHints | None = None,
+    keys: dict[int, ExplainedKey] | None = None,
 ) -> list[Symbol]:
     """The ranked definitions for `query`: rows `offset` to `offset + limit`.
 
@@ -86,6 +88,8 @@ def search(
     - Dependency namespaces (`Namespace.dependency`) rank after the
       workspace's definitions of the same name-match shape; the caller
       decides whether they are asked (the setting, a query's `**`).
+    - `keys`: when given, gets each ranked row's sort key (`core.sortkey`)
+      by `id()` of the row, the very key it was ordered by (`explain`).
     """
     limit = max(0, limit)
     offset = max(0, offset)
@@ -94,7 +98,7 @@ def search(
     ranking = max(limit, STABLE_LIMIT)
     width = pool_width(offset, ranking)
     ordered = ranked_pool(
-        namespaces, query, ranking, width, open_file, policy, related, extra, hints
+        namespaces, query, ranking, width, open_file, policy, related, extra, hints, keys
     )
     return ordered[offset : offset + limit]
 
@@ -112,9 +116,10 @@ def answer(
     related: frozenset[str] = frozenset(),
     extra: Callable[[], Sequence[Sequence[Symbol]]] | None = None,
     hints: WorkspaceHints | None = None,
+    keys: dict[int, ExplainedKey] | None = None,
 ) -> list[Symbol]:
     """The server's whole answer of `limit` rows (`search` at offset 0)."""
-    return search(namespaces, query, limit, 0, open_file, policy, related, extra, hints)
+    return search(namespaces, query, limit, 0, open_file, policy, related, extra, hints, keys)
 
 
 def pages(rows: Sequence[Symbol], size: int = PAGE_SIZE) -> list[list[Symbol]]:
@@ -155,6 +160,7 @@ def ranked_pool(
     related: frozenset[str] = frozenset(),
     extra: Callable[[], Sequence[Sequence[Symbol]]] | None = None,
     hints: WorkspaceHints | None = None,
+    keys: dict[int, ExplainedKey] | None = None,
 ) -> list[Symbol]:
     """Every namespace's pool of `width` rows, ordered a block at a time.
 
@@ -188,5 +194,5 @@ def ranked_pool(
     ordered: list[Symbol] = []
     for k in range(max((len(b) for b in per_namespace), default=0)):
         groups = [b[k] for b in per_namespace if k < len(b)]
-        ordered.extend(rerank_groups(parsed, groups, sum(len(g) for g in groups), context))
+        ordered.extend(rerank_groups(parsed, groups, sum(len(g) for g in groups), context, keys))
     return ordered

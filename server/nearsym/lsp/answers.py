@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from nearsym.core.model import Symbol
 from nearsym.core.query import Query
 from nearsym.core.rank import RankPolicy, WorkspaceHints, pool_width
+from nearsym.core.sortkey import ExplainedKey
 from nearsym.index.namespace import Namespace
 from nearsym.index.search import answer
 from nearsym.lsp.dependencies import Dependencies
@@ -59,10 +60,17 @@ class Answers:
         self.workspace = WorkspaceContext(self.relations)
         self.searcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nearsym-search")
 
-    async def results(self, query: str, open_file: str | None) -> list[Symbol]:
+    async def results(
+        self,
+        query: str,
+        open_file: str | None,
+        keys: dict[int, ExplainedKey] | None = None,
+        limit: int | None = None,
+    ) -> list[Symbol]:
         """The answer, never naming a file that is gone. A query longer than
         `MAX_QUERY_CHARS` (without its spaces) matches no name: the answer
-        is empty, found without reading it all."""
+        is empty, found without reading it all. `keys` gets each row's sort
+        key by `id()` (`nearsym.explain`); `limit` defaults to `maxResults`."""
         await self.settle()
         if len(query) > MAX_QUERY_CHARS and (
             len(query) > 16 * MAX_QUERY_CHARS or len("".join(query.split())) > MAX_QUERY_CHARS
@@ -70,7 +78,9 @@ class Answers:
             return []
         extra = self.dependencies.namespaces(Query.parse(query)) if self.dependencies else []
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.searcher, self._results, query, open_file, extra)
+        return await loop.run_in_executor(
+            self.searcher, self._results, query, open_file, extra, keys, limit
+        )
 
     def related_files(self, open_file: str | None) -> frozenset[str]:
         """Files the open file imports, read from its buffer when it is open."""
@@ -94,9 +104,14 @@ class Answers:
             return WorkspaceHints()
 
     def _results(
-        self, query: str, open_file: str | None, dependencies: list[Namespace]
+        self,
+        query: str,
+        open_file: str | None,
+        dependencies: list[Namespace],
+        keys: dict[int, ExplainedKey] | None = None,
+        limit: int | None = None,
     ) -> list[Symbol]:
-        limit = self.live.config.max_results
+        limit = self.live.config.max_results if limit is None else limit
         shared = self.shared
         # The shared pool's SQL starts first and runs while the local pools
         # are pulled; `answer` joins it (within its budget) before ranking.
@@ -124,11 +139,19 @@ class Answers:
                 related,
                 shared_pool if pending is not None else None,
                 hints,
+                keys,
             )
             if not arrived or shared is None:
                 return [s for s in found if self._still_there(s)]
             shown = shared.display(arrived[0], self.live.namespaces)
-            return [shown.get(id(s)) or s for s in found if id(s) in shown or self._still_there(s)]
+            out = []
+            for s in found:
+                if id(s) in shown or self._still_there(s):
+                    row = shown.get(id(s)) or s
+                    if keys is not None and row is not s and id(s) in keys:
+                        keys[id(row)] = keys[id(s)]
+                    out.append(row)
+            return out
 
     def _still_there(self, symbol: Symbol) -> bool:
         """Never answer with a file that is gone (a deletion the watcher has

@@ -9,7 +9,7 @@ from typing import Any
 from lsprotocol import types
 
 from nearsym.index.search import pages
-from nearsym.lsp import settings
+from nearsym.lsp import explain, settings
 from nearsym.lsp.convert import client_symbol_kinds, uri_to_path
 from nearsym.lsp.focus import DID_CHANGE_ACTIVE_DOCUMENT, DID_FOCUS
 from nearsym.lsp.server import NearsymServer
@@ -73,6 +73,14 @@ async def workspace_symbol(
         ls.progress(types.ProgressParams(token=token, value=[ls.to_lsp(s) for s in part]))
         await asyncio.sleep(0)
     return []
+
+
+async def nearsym_explain(ls: NearsymServer, *arguments: Any) -> dict[str, Any]:
+    """`workspace/executeCommand` `nearsym.explain` with arguments `[query,
+    open file URI or null, maxResults]` (the last two optional): the
+    answer `workspace/symbol` gives for them, each row with its sort keys in
+    comparison order (`lsp.explain`). Bad arguments: InvalidParams."""
+    return await explain.explain(ls, arguments)
 
 
 def did_open(ls: NearsymServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -188,4 +196,5 @@ def make_server() -> NearsymServer:
     server.feature(DID_FOCUS)(did_focus)
     server.feature(DID_CHANGE_ACTIVE_DOCUMENT)(did_change_active_document)
     server.feature(types.SHUTDOWN)(shutdown)
+    server.command(explain.EXPLAIN)(nearsym_explain)
     return server

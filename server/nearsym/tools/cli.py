@@ -19,6 +19,7 @@ from nearsym import __version__
 from nearsym.core.model import Symbol
 from nearsym.core.query import Query
 from nearsym.core.rank import POLICIES, RankContext, RankPolicy, explain
+from nearsym.core.sortkey import ExplainedKey, format_keys, key_items
 from nearsym.index.cache import Cache
 from nearsym.index.namespace import Namespace
 from nearsym.index.search import mention_lookup, search
@@ -74,7 +75,11 @@ def _parser() -> argparse.ArgumentParser:
     find.add_argument("--limit", type=int, default=20)
     find.add_argument("--offset", type=int, default=0)
     find.add_argument("--json", action="store_true", help="print a JSON array")
-    find.add_argument("--explain", action="store_true", help="print each result's score components")
+    find.add_argument(
+        "--explain",
+        action="store_true",
+        help="print each result's score components and every sort key (kept by --json)",
+    )
     find.add_argument("--max-file-bytes", type=_positive, default=DEFAULT_MAX_FILE_BYTES)
     find.add_argument("--exclude", action="append", default=[], metavar="GLOB")
     find.add_argument("--follow-symlinks", action="store_true")
@@ -395,18 +400,35 @@ def run_search(args: argparse.Namespace) -> int:
     related = relations.related_files(open_file, namespaces)
     policy = RankPolicy()
     hints = WorkspaceContext(relations).hints(open_file, namespaces, policy)
+    keys: dict[int, ExplainedKey] | None = {} if args.explain else None
     results = search(
-        namespaces, args.query, args.limit, args.offset, open_file, None, related, hints=hints
+        namespaces,
+        args.query,
+        args.limit,
+        args.offset,
+        open_file,
+        None,
+        related,
+        hints=hints,
+        keys=keys,
     )
+    context = RankContext(open_file, policy, related, mention_lookup(namespaces, policy), hints)
+    parsed = Query.parse(args.query)
     if args.json:
-        json.dump([_as_json(s) for s in results], sys.stdout, indent=1)
+        rows = [_as_json(s) for s in results]
+        if keys is not None:
+            for row, symbol in zip(rows, results, strict=True):
+                row["explain"] = explain(parsed, symbol, context)
+                row["keys"] = key_items(keys[id(symbol)]) if id(symbol) in keys else []
+        json.dump(rows, sys.stdout, indent=1)
         print()
         return 0
-    context = RankContext(open_file, policy, related, mention_lookup(namespaces, policy), hints)
     for symbol in results:
         print(_row(symbol))
-        if args.explain:
-            print(explain(Query.parse(args.query), symbol, context))
+        if keys is not None:
+            print(explain(parsed, symbol, context))
+            if id(symbol) in keys:
+                print(format_keys(keys[id(symbol)]))
     if not results:
         print(f"nearsym: no definition matches {args.query!r}", file=sys.stderr)
     return 0
