@@ -32,6 +32,8 @@
 ;;   splitting: "#register#alpha" asks for `register' and narrows by
 ;;   "alpha" with your completion styles).
 ;; - An xref backend, so `xref-find-apropos' (C-M-.) lists nearsym's order.
+;; - `M-x nearsym-explain': why each result for a query ranks where it
+;;   does, every sort key in the order compared, in *nearsym-explain*.
 ;;
 ;;   (add-to-list 'load-path "/path/to/nearsym/editors/emacs")
 ;;   (require 'nearsym)
@@ -370,6 +372,50 @@ category come from the server unfiltered."
     (let ((choice (completing-read "Symbol: " #'nearsym--table nil t)))
       (when-let ((symbol (gethash choice nearsym--candidates)))
         (nearsym--goto symbol)))))
+
+;;;; Explain: why each result ranks where it does
+
+(defun nearsym--key-value (value)
+  "VALUE of a sort key, as JSON wrote it."
+  (cond ((eq value :json-false) "false")
+        ((eq value t) "true")
+        (t (format "%s" value))))
+
+;;;###autoload
+(defun nearsym-explain (query)
+  "Show why each result for QUERY ranks where it does.
+The current buffer's file stands for the open file; each result is
+followed by its sort keys in the order they are compared, smaller
+first (the server's `nearsym.explain' command)."
+  (interactive "sExplain the ranking of: ")
+  (let* ((conn (nearsym--connection))
+         (file (buffer-file-name))
+         (answer (jsonrpc-request
+                  conn :workspace/executeCommand
+                  (list :command "nearsym.explain"
+                        :arguments
+                        (vector query (if file (nearsym--uri file) :null) 20))))
+         (lines (list (format "nearsym.explain %S from %s" query
+                              (or (and (stringp (plist-get answer :openFile))
+                                       (plist-get answer :openFile))
+                                  "no open file"))))
+         (n 0))
+    (dolist (row (append (plist-get answer :results) nil))
+      (push (format "%d. %s" (cl-incf n) (nearsym--label row)) lines)
+      (push (concat "   "
+                    (mapconcat
+                     (lambda (item)
+                       (format "%s=%s" (plist-get item :key)
+                               (nearsym--key-value (plist-get item :value))))
+                     (plist-get row :keys) "  "))
+            lines))
+    (with-current-buffer (get-buffer-create "*nearsym-explain*")
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (insert (mapconcat #'identity (nreverse lines) "\n") "\n"))
+      (goto-char (point-min))
+      (special-mode)
+      (display-buffer (current-buffer)))))
 
 (declare-function consult--read "ext:consult")
 (declare-function consult--dynamic-collection "ext:consult")

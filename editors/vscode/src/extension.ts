@@ -4,7 +4,8 @@
 // bar, and offers "nearsym: Go to Symbol in Workspace", a quick pick that
 // keeps nearsym's order. VS Code's own Ctrl+T re-sorts every provider's
 // results by its fuzzy score and shows same-named symbols in URI order,
-// which throws away the closeness to the open file.
+// which throws away the closeness to the open file. "nearsym: Explain
+// Ranking" writes each result's sort keys to the output channel.
 import * as vscode from "vscode";
 import {
   LanguageClient,
@@ -180,6 +181,48 @@ async function goToSymbol(): Promise<void> {
   await update("");
 }
 
+interface ExplainAnswer {
+  query: string;
+  openFile: string | null;
+  results: (WorkspaceSymbolAnswer & { keys: { key: string; value: unknown }[] })[];
+}
+
+/** "nearsym: Explain Ranking": asks for a query and writes to the output
+ * channel why each result ranks where it does: the server's
+ * `nearsym.explain` command, every sort key in the order it is compared.
+ * (Sent as a request: the language client registers the server's own
+ * command name for itself.) */
+async function explainRanking(): Promise<void> {
+  await starting;
+  if (!client || !client.isRunning()) {
+    void vscode.window.showErrorMessage("nearsym's server is not running: see the nearsym output");
+    return;
+  }
+  const query = await vscode.window.showInputBox({ prompt: "nearsym: explain the ranking of" });
+  if (query === undefined) {
+    return;
+  }
+  const active = vscode.window.activeTextEditor?.document.uri;
+  const uri = active && active.scheme === "file" ? active.toString() : null;
+  try {
+    const answer = await client.sendRequest<ExplainAnswer>("workspace/executeCommand", {
+      command: "nearsym.explain",
+      arguments: [query, uri, 20],
+    });
+    output.appendLine(`explain ${JSON.stringify(query)} from ${answer.openFile ?? "no open file"}`);
+    answer.results.forEach((row, i) => {
+      const line = row.location.range ? `:${row.location.range.start.line + 1}` : "";
+      const where = vscode.workspace.asRelativePath(vscode.Uri.parse(row.location.uri)) + line;
+      const owner = row.containerName ? `${row.containerName}.` : "";
+      output.appendLine(`${i + 1}. ${owner}${row.name}  ${where}`);
+      output.appendLine("   " + row.keys.map(({ key, value }) => `${key}=${String(value)}`).join("  "));
+    });
+    output.show(true);
+  } catch (error) {
+    output.appendLine(`nearsym.explain failed: ${String(error)}`);
+  }
+}
+
 /** Shows the server's indexing progress in the status bar: the client's own
  * handler for window/workDoneProgress/create is replaced (features added
  * with registerFeature initialize after the built-in ones, before any
@@ -337,6 +380,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     status,
     vscode.window.onDidChangeActiveTextEditor(focus),
     vscode.commands.registerCommand("nearsym.goToSymbol", goToSymbol),
+    vscode.commands.registerCommand("nearsym.explainRanking", explainRanking),
     vscode.commands.registerCommand("nearsym.install", () => install(context)),
     vscode.commands.registerCommand("nearsym.restart", () => startServer(context)),
     vscode.commands.registerCommand("nearsym.showOutput", () => output.show()),

@@ -162,6 +162,51 @@ function M.create_command()
   vim.api.nvim_create_user_command('Nearsym', function(args)
     M.pick({ query = args.args })
   end, { nargs = '?', desc = 'nearsym: go to symbol in workspace, nearest first' })
+  vim.api.nvim_create_user_command('NearsymExplain', function(args)
+    M.explain(args.args)
+  end, { nargs = 1, desc = 'nearsym: why each result ranks where it does' })
+end
+
+--- The lines of a `nearsym.explain` answer: a result a line, then its sort
+--- keys in the order they are compared (smaller first).
+function M.explain_lines(answer)
+  local from = answer.openFile ~= vim.NIL and answer.openFile or 'no open file'
+  local lines = { string.format('nearsym.explain %q from %s', answer.query, from) }
+  for i, row in ipairs(answer.results or {}) do
+    table.insert(lines, string.format('%d. %s', i, M.format(row)))
+    local keys = {}
+    for _, item in ipairs(row.keys or {}) do
+      table.insert(keys, item.key .. '=' .. tostring(item.value))
+    end
+    table.insert(lines, '   ' .. table.concat(keys, '  '))
+  end
+  return lines
+end
+
+--- Ask nearsym why each result for `query` ranks where it does (the
+--- current buffer as the open file), and show it in a scratch split.
+function M.explain(query)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = clients(bufnr)[1]
+  if not client then
+    vim.notify('nearsym: no server running (call require("nearsym").setup())', vim.log.levels.WARN)
+    return
+  end
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  local uri = (name ~= '' and vim.bo[bufnr].buftype == '') and vim.uri_from_fname(name) or vim.NIL
+  local params = { command = 'nearsym.explain', arguments = { query, uri, 20 } }
+  call(client, 'request', 'workspace/executeCommand', params, function(err, answer)
+    if err or type(answer) ~= 'table' then
+      vim.notify('nearsym.explain: ' .. (err and err.message or 'no answer'), vim.log.levels.ERROR)
+      return
+    end
+    local out = vim.api.nvim_create_buf(false, true)
+    vim.bo[out].bufhidden = 'wipe'
+    vim.api.nvim_buf_set_lines(out, 0, -1, false, M.explain_lines(answer))
+    vim.bo[out].modifiable = false
+    vim.cmd('botright split')
+    vim.api.nvim_win_set_buf(0, out)
+  end, bufnr)
 end
 
 -- The picker ---------------------------------------------------------------
