@@ -287,10 +287,14 @@ def test_recorded_keys_are_the_keys_the_order_sorted_by(
     the key computed from scratch, and in ascending order down the answer."""
     rng = random.Random(seed)
     pool = [
-        sym(rng.choice(["register", "get", "x", "Register"]), rng.choice(["a/y.py", "c/d/z.py"]))
+        sym(
+            rng.choice(["register", "get", "x", "Register"]),
+            rng.choice(["a/y.py", "c/d/z.py"]),
+            root=rng.choice([ROOT, DEPS]),
+        )
         for _ in range(rng.randint(0, 30))
     ]
-    context = RankContext(open_file)
+    context = RankContext(open_file, dependencies=frozenset({DEPS}))
     parsed = Query.parse(query)
     keys: dict[int, ExplainedKey] = {}
     found = _rerank_groups(parsed, [pool], len(pool), context, keys)
