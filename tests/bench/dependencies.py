@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 import tempfile
 import time
 from typing import Any
 
-from nearsym.tools.bench import tree_memory
+from nearsym.tools.bench import StdioClient, progress_end, tree_memory
 
 
 async def serve(root: str, setting: Any, cache_dir: str, probe: str) -> dict[str, float]:
@@ -33,37 +32,11 @@ async def serve(root: str, setting: Any, cache_dir: str, probe: str) -> dict[str
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL, env=env,
     )  # fmt: skip
-    assert process.stdin is not None and process.stdout is not None
-    stdin, stdout = process.stdin, process.stdout
-    ids = iter(range(1, 1_000_000))
     ends: list[float] = []
-
-    def send(message: dict[str, object]) -> None:
-        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
-        stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-
-    async def read() -> dict[str, Any]:
-        header = await stdout.readuntil(b"\r\n\r\n")
-        length = int(header.split(b"Content-Length:")[1].split(b"\r\n")[0])
-        message: dict[str, Any] = json.loads(await stdout.readexactly(length))
-        return message
-
-    def handle(message: dict[str, Any]) -> None:
-        if "id" in message and "method" in message:
-            send({"id": message["id"], "result": None})
-        params = message.get("params")
-        value = params.get("value") if isinstance(params, dict) else None
-        if isinstance(value, dict) and value.get("kind") == "end":
-            ends.append(time.perf_counter() - started)
-
-    async def request(method: str, params: object) -> dict[str, Any]:
-        msg_id = next(ids)
-        send({"id": msg_id, "method": method, "params": params})
-        while True:
-            message = await read()
-            if message.get("id") == msg_id and "method" not in message:
-                return message
-            handle(message)
+    client = StdioClient(
+        process, lambda m: ends.append(time.perf_counter() - started) if progress_end(m) else None
+    )
+    send, request = client.send, client.request
 
     uri = "file://" + root
     await request(
@@ -76,7 +49,7 @@ async def serve(root: str, setting: Any, cache_dir: str, probe: str) -> dict[str
     send({"method": "initialized", "params": {}})
     want = 1 if setting == "off" else 2
     while len(ends) < want:
-        handle(await read())
+        client.handle(await client.read())
     await asyncio.sleep(1.0)  # the final merge and cache writes after progress ends
     reply = await request("workspace/symbol", {"query": probe})
     memory = tree_memory(process.pid)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import os
 import random
@@ -29,7 +30,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from nearsym.core.rank import clear_caches
 from nearsym.core.words import split_words
@@ -186,6 +189,51 @@ class LspFigures:
     samples: list[float] = field(default_factory=list)
 
 
+class StdioClient:
+    """A JSON-RPC client of `nearsym serve` on a child's pipes, as an editor
+    is: the server's requests get a null result, every message read while
+    waiting goes to `notice`."""
+
+    def __init__(
+        self, process: asyncio.subprocess.Process, notice: Callable[[dict[str, Any]], None]
+    ) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self.stdin, self.stdout = process.stdin, process.stdout
+        self.notice = notice
+        self._ids = itertools.count(1)
+
+    def send(self, message: dict[str, object]) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        self.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    async def read(self) -> dict[str, Any]:
+        header = await self.stdout.readuntil(b"\r\n\r\n")
+        length = int(header.split(b"Content-Length:")[1].split(b"\r\n")[0])
+        message: dict[str, Any] = json.loads(await self.stdout.readexactly(length))
+        return message
+
+    def handle(self, message: dict[str, Any]) -> None:
+        if "id" in message and "method" in message:
+            self.send({"id": message["id"], "result": None})
+        self.notice(message)
+
+    async def request(self, method: str, params: object) -> dict[str, Any]:
+        msg_id = next(self._ids)
+        self.send({"id": msg_id, "method": method, "params": params})
+        while True:
+            message = await self.read()
+            if message.get("id") == msg_id and "method" not in message:
+                return message
+            self.handle(message)
+
+
+def progress_end(message: dict[str, Any]) -> bool:
+    """Whether `message` ends a work-done progress (an index's)."""
+    params = message.get("params")
+    value = params.get("value") if isinstance(params, dict) else None
+    return isinstance(value, dict) and value.get("kind") == "end"
+
+
 async def lsp_latency(
     roots: list[str],
     queries: list[str],
@@ -209,39 +257,10 @@ async def lsp_latency(
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL, env=env,
     )  # fmt: skip
-    assert process.stdin is not None and process.stdout is not None
-    stdin, stdout = process.stdin, process.stdout
-    ids = iter(range(1, 1_000_000))
     figures = LspFigures()
     progress_ended = asyncio.Event()
-
-    def send(message: dict[str, object]) -> None:
-        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
-        stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-
-    async def read() -> dict[str, object]:
-        header = await stdout.readuntil(b"\r\n\r\n")
-        length = int(header.split(b"Content-Length:")[1].split(b"\r\n")[0])
-        message: dict[str, object] = json.loads(await stdout.readexactly(length))
-        return message
-
-    def handle(message: dict[str, object]) -> None:
-        """Answer the server's requests; note the end of its progress."""
-        if "id" in message and "method" in message:
-            send({"id": message["id"], "result": None})
-        value = message.get("params")
-        inner = value.get("value") if isinstance(value, dict) else None
-        if isinstance(inner, dict) and inner.get("kind") == "end":
-            progress_ended.set()
-
-    async def request(method: str, params: object) -> dict[str, object]:
-        msg_id = next(ids)
-        send({"id": msg_id, "method": method, "params": params})
-        while True:
-            message = await read()
-            if message.get("id") == msg_id and "method" not in message:
-                return message
-            handle(message)
+    client = StdioClient(process, lambda m: progress_ended.set() if progress_end(m) else None)
+    send, request = client.send, client.request
 
     folders = [{"uri": "file://" + r, "name": os.path.basename(r)} for r in roots]
     capabilities: dict[str, object] = {"window": {"workDoneProgress": True}}
@@ -271,7 +290,7 @@ async def lsp_latency(
             else:
                 await asyncio.sleep(0.02)
     while not progress_ended.is_set():  # until the index's progress ends
-        handle(await read())
+        client.handle(await client.read())
     figures.indexed = time.perf_counter() - started
     await asyncio.sleep(1.0)  # the final merge runs after progress ends
     await request("workspace/symbol", {"query": "warm"})
