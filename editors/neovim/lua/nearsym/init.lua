@@ -52,6 +52,16 @@ local function clients(bufnr)
   return attached
 end
 
+--- The nearsym client for `bufnr` (one attached to it first), or nil with
+--- a warning when none runs.
+local function server_for(bufnr)
+  local client = clients(bufnr)[1]
+  if not client then
+    vim.notify('nearsym: no server running (call require("nearsym").setup())', vim.log.levels.WARN)
+  end
+  return client
+end
+
 local last_focus = {}
 
 --- Send nearsym/didFocus for `bufnr` (default: the current buffer) to every
@@ -187,9 +197,8 @@ end
 --- current buffer as the open file), and show it in a scratch split.
 function M.explain(query)
   local bufnr = vim.api.nvim_get_current_buf()
-  local client = clients(bufnr)[1]
+  local client = server_for(bufnr)
   if not client then
-    vim.notify('nearsym: no server running (call require("nearsym").setup())', vim.log.levels.WARN)
     return
   end
   local name = vim.api.nvim_buf_get_name(bufnr)
@@ -257,9 +266,8 @@ function M.pick(opts)
   opts = opts or {}
   local origin_win = vim.api.nvim_get_current_win()
   local origin_buf = vim.api.nvim_get_current_buf()
-  local client = clients(origin_buf)[1]
+  local client = server_for(origin_buf)
   if not client then
-    vim.notify('nearsym: no server running (call require("nearsym").setup())', vim.log.levels.WARN)
     return
   end
   M.focus(origin_buf)
