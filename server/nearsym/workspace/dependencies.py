@@ -40,6 +40,7 @@ import stat
 import tomllib
 from collections.abc import Iterator
 
+from nearsym.index.files import SkippedFile, read_regular
 from nearsym.workspace.config import Config
 from nearsym.workspace.discovery import SourceFile, WalkReport, language_of
 
@@ -49,6 +50,10 @@ the workspace holding `pyvenv.cfg` counts too."""
 
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", ".bin", ".cache", ".git", "testdata"})
 """Folders never walked inside a dependency folder (see the module note)."""
+
+MANIFEST_BYTES = 16 << 20
+"""The most of a `go.mod` or `Cargo.lock` read (through the one reader of
+workspace files: a FIFO or a link to a device in their place is not read)."""
 
 NODE_SUFFIXES = (".ts", ".js", ".mts", ".cts", ".mjs", ".cjs")
 """What is read of `node_modules`: TypeScript (declarations included) and
@@ -129,9 +134,10 @@ def go_modules(root: str) -> list[str]:
     """The module cache's folders of the modules `root/go.mod` requires
     (the ones downloaded)."""
     try:
-        with open(os.path.join(root, "go.mod"), encoding="utf-8", errors="replace") as f:
-            text = f.read()
-    except OSError:
+        text = read_regular(os.path.join(root, "go.mod"), MANIFEST_BYTES)[0].decode(
+            "utf-8", "replace"
+        )
+    except (OSError, SkippedFile):
         return []
     cache = go_module_cache()
     folders = (os.path.join(cache, *f"{_escaped(p)}@{v}".split("/")) for p, v in go_requires(text))
@@ -142,9 +148,9 @@ def cargo_crates(root: str) -> list[str]:
     """The registry source folders of the registry packages
     `root/Cargo.lock` names (the ones downloaded)."""
     try:
-        with open(os.path.join(root, "Cargo.lock"), "rb") as f:
-            lock = tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError):
+        data = read_regular(os.path.join(root, "Cargo.lock"), MANIFEST_BYTES)[0]
+        lock = tomllib.loads(data.decode("utf-8", "replace"))
+    except (OSError, SkippedFile, tomllib.TOMLDecodeError):
         return []
     home = os.environ.get("CARGO_HOME") or os.path.expanduser("~/.cargo")
     registries = sorted(glob.glob(os.path.join(glob.escape(home), "registry", "src", "*")))
