@@ -21,7 +21,8 @@ from functools import cache
 
 import tree_sitter as ts
 
-from nearsym.extract.grammar import load_grammar, node_text, parser
+from nearsym.extract.folds import skim_matches, skimmed
+from nearsym.extract.grammar import load_grammar, node_text
 from nearsym.extract.languages import LanguageSpec
 
 _ECMASCRIPT = """
@@ -115,13 +116,15 @@ def class_bases(source: bytes, spec: LanguageSpec) -> dict[tuple[int, str], tupl
     """Each class of `source` that names bases, by (0-based line of its
     name, its name): the bases' bare names, in the order written. Empty for
     languages without a pattern; never raises on bad source (what
-    tree-sitter recovered is read)."""
+    tree-sitter recovered is read). The file is parsed and walked as the
+    definitions are (`folds.skimmed`, `folds.skim_matches`): a class is a
+    definition, so the bodies the skim leaves out hold none."""
     query = _query(spec)
     if query is None:
         return {}
-    tree = parser(spec).parse(source)
+    _, hits, tree = skimmed(source, spec)
     found: dict[tuple[int, str], list[str]] = {}
-    for _, captures in ts.QueryCursor(query).matches(tree.root_node):
+    for _, captures in skim_matches(spec, query, tree.root_node, hits):
         names = captures.get("name")
         if not names:
             continue

@@ -38,7 +38,7 @@ import tree_sitter as ts
 from nearsym.core.filedefs import FileDefs, kind_byte
 from nearsym.core.model import Kind, Symbol
 from nearsym.extract.deprecation import is_deprecated, marks_deprecation
-from nearsym.extract.folds import parse, skim_matches, spelled_tokens
+from nearsym.extract.folds import skim_matches, skimmed
 from nearsym.extract.grammar import load_grammar, node_text
 from nearsym.extract.languages import CAPTURE_KINDS, LanguageSpec
 from nearsym.extract.mentions import mention_keys
@@ -163,12 +163,7 @@ def _qualified(container: str, name: str) -> str:
 
 def _definitions(source: bytes, spec: LanguageSpec) -> list[_Definition]:
     grammar = load_grammar(spec)
-    if b"\0" in source:
-        # Tree-sitter's lexers read a NUL byte as the end of the input: the
-        # definitions after one would be lost. A space keeps every offset.
-        source = source.replace(b"\0", b" ")
-    hits = spelled_tokens(source, grammar.inner) if spec.skim is not None else []
-    tree = parse(source, spec, hits)
+    source, hits, tree = skimmed(source, spec)
     root = tree.root_node
     if root.has_error:
         tops = [root] if root.is_error else [c for c in root.children if c.is_error]
@@ -178,7 +173,7 @@ def _definitions(source: bytes, spec: LanguageSpec) -> list[_Definition]:
 
     chosen: dict[tuple[int, int], tuple[int, _Definition]] = {}
     holders: list[_Definition] = []
-    for pattern, captures in skim_matches(spec, grammar, tree.root_node, hits):
+    for pattern, captures in skim_matches(spec, grammar.query, tree.root_node, hits):
         if "container" in captures and "container.name" in captures:
             holder = captures["container"][0]
             label = _type_name(captures["container.name"][0])

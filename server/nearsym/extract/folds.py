@@ -28,7 +28,7 @@ from functools import cache
 
 import tree_sitter as ts
 
-from nearsym.extract.grammar import Grammar, parser
+from nearsym.extract.grammar import load_grammar, parser
 from nearsym.extract.languages import LanguageSpec
 
 Match = tuple[int, dict[str, list[ts.Node]]]
@@ -36,20 +36,22 @@ Token = tuple[bytes, re.Pattern[bytes]]
 
 
 def skim_matches(
-    spec: LanguageSpec, grammar: Grammar, root: ts.Node, hits: list[int]
+    spec: LanguageSpec, query: ts.Query, root: ts.Node, hits: list[int]
 ) -> list[Match]:
-    """The definitions query's matches, walking only where definitions can be.
+    """`query`'s matches, walking only where definitions can be: for the
+    definitions query, or one whose matches lie at definitions (a class's
+    bases).
 
     Without a skim this is one walk of the whole tree. With one, see
     `Skim`; `hits` are where its inner tokens are spelled
     (`spelled_tokens`). A match can be seen twice; callers keep one per
     name.
     """
-    cursor = ts.QueryCursor(grammar.query)
+    cursor = ts.QueryCursor(query)
     skim = spec.skim
     if skim is None:
         return cursor.matches(root)
-    shallow = ts.QueryCursor(grammar.query)
+    shallow = ts.QueryCursor(query)
     shallow.set_max_start_depth(1)
     found: list[Match] = []
     stack = [root]
@@ -222,3 +224,17 @@ def parse(source: bytes, spec: LanguageSpec, hits: list[int]) -> ts.Tree:
             refused = set(wrong)
             folds = [f for f in folds if f not in refused]
     return parser(spec).parse(source)
+
+
+def skimmed(source: bytes, spec: LanguageSpec) -> tuple[bytes, list[int], ts.Tree]:
+    """The source as parsed, where its skim's inner tokens are spelled
+    (`spelled_tokens`), and its tree (`parse`): what every reader of
+    definitions' trees starts from.
+
+    Tree-sitter's lexers read a NUL byte as the end of the input, so what
+    follows one would be lost; the source parsed has a space in its place,
+    which keeps every offset."""
+    if b"\0" in source:
+        source = source.replace(b"\0", b" ")
+    hits = spelled_tokens(source, load_grammar(spec).inner) if spec.skim is not None else []
+    return source, hits, parse(source, spec, hits)
