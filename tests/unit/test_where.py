@@ -18,7 +18,7 @@ from nearsym.index.namespace import Namespace
 from nearsym.index.retrieval import _Retrieval
 from nearsym.index.search import search
 from nearsym.index.store import SymbolIndex
-from nearsym.index.where import BaseCache, PlaceStarts, resolve
+from nearsym.index.where import CLASSES_PER_NAME, BaseCache, PlaceStarts, resolve
 
 from .helpers import rerank, sym
 
@@ -164,8 +164,11 @@ def _with(s: Symbol, root: str, path: str) -> Symbol:
 def test_an_owner_reaches_the_members_of_its_base_classes(tmp_path: Path) -> None:
     index = _flask_like(tmp_path)
     cache = BaseCache()
-    assert resolve(Query.parse("Flask.route"), [index], cache).inherited == {"app", "scaffold"}
-    assert resolve(Query.parse("route"), [index], cache).inherited == frozenset()
+    assert resolve(Query.parse("Flask.route"), [index], cache=cache).inherited == {
+        "app",
+        "scaffold",
+    }
+    assert resolve(Query.parse("route"), [index], cache=cache).inherited == frozenset()
     got = search([Namespace(str(tmp_path), index)], "Flask.route", 5)
     assert [s.qualified_name for s in got][:2] == [
         "Scaffold.route",
@@ -178,11 +181,30 @@ def test_an_owner_reaches_the_members_of_its_base_classes(tmp_path: Path) -> Non
 def test_bases_are_reread_when_a_file_changes(tmp_path: Path) -> None:
     index = _flask_like(tmp_path)
     cache = BaseCache()
-    assert resolve(Query.parse("App.route"), [index], cache).inherited == {"scaffold"}
+    assert resolve(Query.parse("App.route"), [index], cache=cache).inherited == {"scaffold"}
     (tmp_path / "src/flask/sansio/app.py").write_text("class App(Other):\n    pass\n# longer\n")
-    assert resolve(Query.parse("App.route"), [index], cache).inherited == {"other"}
+    assert resolve(Query.parse("App.route"), [index], cache=cache).inherited == {"other"}
     (tmp_path / "src/flask/sansio/app.py").unlink()
-    assert resolve(Query.parse("App.route"), [index], cache).inherited == frozenset()
+    assert resolve(Query.parse("App.route"), [index], cache=cache).inherited == frozenset()
+
+
+def test_of_many_same_named_classes_those_nearest_the_open_file_are_read(
+    tmp_path: Path,
+) -> None:
+    # Twelve packages each define a `reader` class with its own base; only
+    # `CLASSES_PER_NAME` of them are read, nearest the open file first.
+    index = SymbolIndex(str(tmp_path))
+    for n in range(12):
+        rel = f"pkg{n:02}/reader.py"
+        (tmp_path / rel).parent.mkdir()
+        (tmp_path / rel).write_text(f"class reader(Base{n:02}):\n    pass\n")
+        index.replace_file(rel, [_with(_at("reader", Kind.CLASS, "", 0), str(tmp_path), rel)])
+    cache = BaseCache()
+    near = resolve(Query.parse("reader.pos"), [index], str(tmp_path / "pkg11/x.py"), cache=cache)
+    assert "base11" in near.inherited
+    assert len(near.inherited) == CLASSES_PER_NAME
+    by_path = resolve(Query.parse("reader.pos"), [index], cache=cache)
+    assert by_path.inherited == {f"base{n:02}" for n in range(CLASSES_PER_NAME)}
 
 
 def test_modifiers_filter_the_pool_as_it_fills(tmp_path: Path) -> None:

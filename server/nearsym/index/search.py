@@ -171,7 +171,7 @@ def ranked_pool(
     Invariant: for the same `limit`, the result for a narrower width is a
     prefix of the result for a wider one (pages never reshuffle).
     """
-    parsed = resolve(Query.parse(query), [ns.index for ns in namespaces])
+    parsed = resolve(Query.parse(query), [ns.index for ns in namespaces], open_file)
     block = fetch_limit(limit)
     policy = policy or RankPolicy()
     context = RankContext(

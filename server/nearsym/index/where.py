@@ -43,6 +43,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from nearsym.core.model import Kind, Symbol
+from nearsym.core.proximity import directory_distance
 from nearsym.core.query import Query
 from nearsym.core.where import located, places
 from nearsym.core.words import is_subsequence
@@ -84,6 +85,11 @@ golden corpora (sphinx's builders are four deep); a guess bounding the work."""
 BASE_CLASSES = 64
 """Classes read for bases per query, at most (a guess bounding the work: a
 name like `Base` can have hundreds of same-named classes in a monorepo)."""
+CLASSES_PER_NAME = 8
+"""Of the classes of one name, those read for bases, nearest the open file
+first: reading a class costs a parse of its file (Go's library has 57
+structs named `reader`, 0.14 s to read them all), and of many same-named
+classes the person means one near where they are."""
 MAX_READ_BYTES = 1_000_000
 """Files larger than this are not read for bases (the indexer's default cap)."""
 
@@ -295,11 +301,19 @@ BASES = BaseCache()
 """The process's base names, shared by every namespace and query."""
 
 
-def resolve(query: Query, indexes: Sequence[Classes], cache: BaseCache = BASES) -> Query:
+def resolve(
+    query: Query,
+    indexes: Sequence[Classes],
+    open_file: str | None = None,
+    *,
+    cache: BaseCache = BASES,
+) -> Query:
     """`query` with `inherited` filled in: the lower-cased names of the base
     classes, at any depth up to `BASE_DEPTH`, of the classes named exactly
-    like its owner's last part (`Flask.route` -> `app`, `scaffold`).
-    Unchanged for a query without an owner."""
+    like its owner's last part (`Flask.route` -> `app`, `scaffold`), at most
+    `CLASSES_PER_NAME` of each name, nearest `open_file` first (absolute
+    path; without one, in path order). Unchanged for a query without an
+    owner."""
     if not (query.qualified and query.owner and query.member):
         return query
     owner = query.owner.rpartition(".")[2]
@@ -311,18 +325,36 @@ def resolve(query: Query, indexes: Sequence[Classes], cache: BaseCache = BASES) 
     for _ in range(BASE_DEPTH):
         found: list[str] = []
         for name in frontier:
-            for index in indexes:
-                for s in index.candidates(Query.parse("'" + name), 0):
-                    if s.kind not in _CLASS_KINDS or read >= BASE_CLASSES:
-                        continue
-                    read += 1
-                    for base in cache.bases(s):
-                        low = base.lower()
-                        if low not in seen:
-                            seen.add(low)
-                            found.append(low)
+            classes = [
+                s
+                for index in indexes
+                for s in index.candidates(Query.parse("'" + name), 0)
+                if s.kind in _CLASS_KINDS
+            ]
+            if len(classes) > CLASSES_PER_NAME:
+                classes = nearest(classes, open_file)[:CLASSES_PER_NAME]
+            for s in classes:
+                if read >= BASE_CLASSES:
+                    break
+                read += 1
+                for base in cache.bases(s):
+                    low = base.lower()
+                    if low not in seen:
+                        seen.add(low)
+                        found.append(low)
         if not found:
             break
         frontier = found
     inherited = frozenset(seen - {owner})
     return replace(query, inherited=inherited) if inherited else query
+
+
+def nearest(classes: list[Symbol], open_file: str | None) -> list[Symbol]:
+    """`classes` nearest `open_file` first (folder steps), then by root,
+    path and position."""
+
+    def order(s: Symbol) -> tuple[int, str, str, int]:
+        far = directory_distance(s.file, open_file) if open_file else 0
+        return (far, s.root, s.path, s.span.line)
+
+    return sorted(classes, key=order)
