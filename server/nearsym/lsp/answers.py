@@ -23,7 +23,7 @@ from nearsym.core.sortkey import ExplainedKey
 from nearsym.index.namespace import Namespace
 from nearsym.index.search import answer
 from nearsym.lsp.dependencies import Dependencies
-from nearsym.lsp.shared import SharedIndex
+from nearsym.lsp.shared import Pending, SharedIndex
 from nearsym.workspace.imports import Relations
 from nearsym.workspace.live import Change, LiveWorkspace
 from nearsym.workspace.members import WorkspaceContext
@@ -66,11 +66,14 @@ class Answers:
         open_file: str | None,
         keys: dict[int, ExplainedKey] | None = None,
         limit: int | None = None,
+        late: list[Pending] | None = None,
     ) -> list[Symbol]:
         """The answer, never naming a file that is gone. A query longer than
         `MAX_QUERY_CHARS` (without its spaces) matches no name: the answer
         is empty, found without reading it all. `keys` gets each row's sort
-        key by `id()` (`nearsym.explain`); `limit` defaults to `maxResults`."""
+        key by `id()` (`nearsym.explain`); `limit` defaults to `maxResults`.
+        `late` gets the shared pool that missed the budget, if one did
+        (for `late_rows`)."""
         await self.settle()
         if len(query) > MAX_QUERY_CHARS and (
             len(query) > 16 * MAX_QUERY_CHARS or len("".join(query.split())) > MAX_QUERY_CHARS
@@ -79,8 +82,75 @@ class Answers:
         extra = self.dependencies.namespaces(Query.parse(query)) if self.dependencies else []
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
-            self.searcher, self._results, query, open_file, extra, keys, limit
+            self.searcher, self._results, query, open_file, extra, keys, limit, late
         )
+
+    async def late_rows(
+        self,
+        query: str,
+        open_file: str | None,
+        pending: Pending,
+        first: list[Symbol],
+        superseded: asyncio.Event,
+    ) -> list[Symbol]:
+        """The shared rows of a pool that missed the budget, to follow
+        `first` (the answer already sent) as a later partial result.
+
+        - Waits for the pool up to `shared.LATE_WAIT` from the query's
+          start, off the loop; late, failed or `superseded`: none.
+        - Ranked by the same rerank as the merged answer, as the only
+          group (the open file, its imports and classes as for `first`);
+          shown as the merged answer shows them (a local checkout's path,
+          the repository in `containerName`).
+        - Repositories open locally were left out by the query itself;
+          rows already in `first` are left out too.
+        - At most `maxResults` minus the rows of `first`.
+        """
+        shared = self.shared
+        if shared is None:
+            return []
+        pool = await shared.arrival(pending, superseded)
+        if pool is None or superseded.is_set():
+            return []
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(
+                self.searcher, self._late_rows, shared, query, open_file, pool, first
+            )
+        except Exception:  # the answer is already out; a late page is extra
+            log.exception("could not rank the late shared rows of %r", query)
+            return []
+
+    def _late_rows(
+        self,
+        shared: SharedIndex,
+        query: str,
+        open_file: str | None,
+        pool: SharedPool,
+        first: list[Symbol],
+    ) -> list[Symbol]:
+        limit = self.live.config.max_results
+        room = limit - len(first)
+        if room <= 0 or not pool.symbols:
+            return []
+        with self.live.lock:
+            related = self.related_files(open_file)
+            hints = self.hints(open_file)
+            ranked = answer(
+                [], query, limit, open_file, None, related, lambda: [pool.symbols], hints
+            )
+            shown = shared.display(pool, self.live.namespaces)
+        seen = {_identity(s) for s in first}
+        out: list[Symbol] = []
+        for s in ranked:
+            row = shown.get(id(s), s)
+            if _identity(row) in seen:
+                continue
+            seen.add(_identity(row))
+            out.append(row)
+            if len(out) == room:
+                break
+        return out
 
     def related_files(self, open_file: str | None) -> frozenset[str]:
         """Files the open file imports, read from its buffer when it is open."""
@@ -110,6 +180,7 @@ class Answers:
         dependencies: list[Namespace],
         keys: dict[int, ExplainedKey] | None = None,
         limit: int | None = None,
+        late: list[Pending] | None = None,
     ) -> list[Symbol]:
         limit = self.live.config.max_results if limit is None else limit
         shared = self.shared
@@ -123,6 +194,8 @@ class Answers:
         def shared_pool() -> list[list[Symbol]]:
             pool = shared.join(pending) if shared is not None else None
             if pool is None:
+                if late is not None and pending is not None:
+                    late.append(pending)
                 return []
             arrived.append(pool)
             return [pool.symbols]
@@ -163,3 +236,9 @@ class Answers:
         if ns is not None:
             self.live.disk_changed([(Change.DELETED, path)])
         return False
+
+
+def _identity(symbol: Symbol) -> tuple[str, str, int, int]:
+    """Where a row opens and what it names: a late shared row equal to one
+    already sent is not sent again."""
+    return symbol.file, symbol.name, symbol.span.line, symbol.span.col

@@ -8,11 +8,13 @@ from typing import Any
 
 from lsprotocol import types
 
+from nearsym.core.model import Symbol
 from nearsym.index.search import pages
 from nearsym.lsp import explain, settings
 from nearsym.lsp.convert import client_symbol_kinds, uri_to_path
 from nearsym.lsp.focus import DID_CHANGE_ACTIVE_DOCUMENT, DID_FOCUS
 from nearsym.lsp.server import NearsymServer
+from nearsym.lsp.shared import Pending
 from nearsym.lsp.watching import register_watchers
 from nearsym.workspace.live import Change
 
@@ -59,20 +61,44 @@ async def workspace_symbol(
     - With a `partialResultToken`: the answer goes as `$/progress` pages
       of `PAGE_SIZE`, best first (slices of one ranking, so none
       reshuffles an earlier one); the response itself is then empty.
+      A shared pool that missed the budget then follows as later pages
+      when it arrives within `shared.LATE_WAIT` (`Answers.late_rows`:
+      its rows not already sent, ranked, up to `maxResults` in all); not
+      when the request is cancelled or a newer query has come (then the
+      response is empty at once, or RequestCancelled).
     - Cancelled (`$/cancelRequest`) before it runs: RequestCancelled.
     - Always a full `Location` (uri and range), even for a client that
       could resolve ranges lazily: the range is at hand, and a client
       that opens a uri-only answer without resolving it lands on line 1.
     """
     open_file = ls.focus.for_request(ls.protocol.msg_id)
-    found = await ls.answers.results(params.query, open_file)
+    superseded = ls.shared.asked()
     token = params.partial_result_token
     if token is None:
+        found = await ls.answers.results(params.query, open_file)
         return [ls.to_lsp(s) for s in found]
-    for part in pages(found):
+    late: list[Pending] = []
+    found = await ls.answers.results(params.query, open_file, late=late)
+    await _report(ls, token, found)
+    if late:
+        rows = await ls.answers.late_rows(params.query, open_file, late[0], found, superseded)
+        await _report(ls, token, rows, superseded)
+    return []
+
+
+async def _report(
+    ls: NearsymServer,
+    token: types.ProgressToken,
+    rows: list[Symbol],
+    superseded: asyncio.Event | None = None,
+) -> None:
+    """`rows` as `$/progress` partial results of `token`, `PAGE_SIZE` a
+    page; none once `superseded` is set (checked right before each)."""
+    for part in pages(rows):
+        if superseded is not None and superseded.is_set():
+            return
         ls.progress(types.ProgressParams(token=token, value=[ls.to_lsp(s) for s in part]))
         await asyncio.sleep(0)
-    return []
 
 
 async def nearsym_explain(ls: NearsymServer, *arguments: Any) -> dict[str, Any]:

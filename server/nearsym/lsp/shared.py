@@ -25,6 +25,13 @@ database that is up but slower than the budget three queries in a row is
 said once too; the answer never waits past the budget, and no more than
 `MAX_IN_FLIGHT` shared queries run at once (a keystroke finding both
 busy asks only the local index). Recovery is logged and said once.
+
+Late rows. A request with a `partialResultToken` keeps the pool that missed
+the budget: its local answer goes as partial results at the budget, and the
+shared rows follow as later pages when the pool arrives within `LATE_WAIT`
+of the query's start (`arrival`), unless the request was cancelled or a
+newer `workspace/symbol` came meanwhile (`asked`): a page of an older query
+would land in a picker that shows another one's answer.
 """
 
 from __future__ import annotations
@@ -72,6 +79,14 @@ STATEMENT_TIMEOUT_MS = 5000
 """The database cancels a shared query after this long, so a stuck one
 gives its connection back."""
 
+LATE_WAIT = STATEMENT_TIMEOUT_MS / 1000
+"""Seconds from the query's start a request with a partial-result token
+waits for a shared pool that missed the budget. Derived: the database
+cancels the statement at `STATEMENT_TIMEOUT_MS`, so a longer wait could
+only end in that error; a shorter one would drop pools a loaded database
+still delivers (the kernel's pool alone: p99 681 ms, max 850 ms, against
+the 150 ms budget; docs/shared-index.md)."""
+
 REPOSITORIES_TTL = 30.0
 """Seconds the list of published repositories is reused (it decides which
 are open locally) before it is read again."""
@@ -114,6 +129,8 @@ class SharedIndex:
         """The server's event loop: messages are shown from it."""
         self._checkouts: dict[tuple[int, tuple[str, ...]], tuple[str | None, bool]] = {}
         self._checkouts_at = 0.0
+        self._newest: asyncio.Event | None = None
+        """Set when a newer `workspace/symbol` arrives (`asked`)."""
 
     # -- settings ------------------------------------------------------------
     def configure(self, url: str | None, budget_ms: int) -> None:
@@ -204,6 +221,45 @@ class SharedIndex:
                     self._said = None  # a later slow spell is said again
             log.info("shared index: answering within the budget again")
         return pool
+
+    def asked(self) -> asyncio.Event:
+        """A `workspace/symbol` request begins (on the event loop): the
+        event of the one before it is set, so its late page is not sent;
+        returns this request's event."""
+        if self._newest is not None:
+            self._newest.set()
+        self._newest = superseded = asyncio.Event()
+        return superseded
+
+    async def arrival(self, pending: Pending, superseded: asyncio.Event) -> SharedPool | None:
+        """The pool that missed the budget, awaited without blocking the
+        event loop until `LATE_WAIT` from the query's start or until
+        `superseded` is set; None when it is late, failed (already
+        reported by `_query`) or superseded. The query itself is never
+        cancelled here: its worker counts it in flight until it ends."""
+        if pending.future is None:
+            return None
+        wait = pending.started + LATE_WAIT - time.monotonic()
+        if wait <= 0:
+            return None
+        pool = asyncio.wrap_future(pending.future)
+        # A pool nobody awaits any more must not log "exception never retrieved".
+        pool.add_done_callback(lambda f: f.cancelled() or f.exception())
+        newer = asyncio.ensure_future(superseded.wait())
+        either: set[asyncio.Future[Any]] = {pool, newer}
+        try:
+            await asyncio.wait(either, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            newer.cancel()
+        if superseded.is_set() or not pool.done() or pool.cancelled():
+            return None
+        if pool.exception() is not None:
+            return None
+        log.info(
+            "shared index: pool %.0f ms after the query's start, sent as a later page",
+            (time.monotonic() - pending.started) * 1000,
+        )
+        return pool.result()
 
     def _late(self, pending: Pending) -> None:
         waited = (time.monotonic() - pending.started) * 1000
