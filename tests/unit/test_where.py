@@ -4,9 +4,12 @@ real index (index.where)."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nearsym.core.model import Kind, Span, Symbol
 from nearsym.core.query import Query
@@ -14,6 +17,7 @@ from nearsym.core.rank import explain
 from nearsym.core.where import PARTLY_CAP, WHERE_CAP, evidence, located, places
 from nearsym.extract.bases import class_bases
 from nearsym.extract.languages import language_for_path
+from nearsym.index import where as where_index
 from nearsym.index.namespace import Namespace
 from nearsym.index.retrieval import _Retrieval
 from nearsym.index.search import search
@@ -246,3 +250,55 @@ def test_narrowing_by_place_refuses_only_rows_located_refuses() -> None:
                 narrowed = retrieval.filling("posb", width, test, PlaceStarts(where, every))
                 assert narrowed == plain, (where, every, width)
                 assert every is False or len(where) > 1 or plain  # the test finds rows
+
+
+_WORDS = ["reader", "scanner", "token", "pos", "type", "state", "read", "scan", "buf", "at"]
+
+
+def _camel(words: list[str]) -> str:
+    return words[0] + "".join(w.title() for w in words[1:])
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    owner=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=2),
+    name=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=2),
+    cut=st.integers(1, 6),
+    shape=st.sampled_from(["{o}.{n}", "{o} {n}", "{o}/{n}", "{f}.{o}.{n}", "{f} {n}"]),
+)
+def test_retrieval_on_the_subset_of_entries_equals_retrieval_on_all(
+    seed: int, owner: list[str], name: list[str], cut: int, shape: str
+) -> None:
+    """The entries a query's owners or places allow (`index.subset`) are an
+    economy only: on a tree where no budget binds, the answer is the one
+    retrieval over every entry gives."""
+    rng = random.Random(seed)
+    index = SymbolIndex("/ws")
+    for f in range(40):
+        folder = rng.choice(_WORDS)
+        rel = f"{folder}/{rng.choice(_WORDS)}{f}.go"
+        defs = []
+        for line in range(12):
+            container = _camel(rng.sample(_WORDS, rng.randint(1, 2))) if line % 3 else ""
+            kind = Kind.METHOD if container else Kind.STRUCT
+            defs.append(
+                sym(
+                    _camel(rng.sample(_WORDS, rng.randint(1, 3))), rel, kind, container, line, "/ws"
+                )
+            )
+        index.replace_file(rel, defs)
+    text = shape.format(o=_camel(owner), n=_camel(name)[:cut], f=rng.choice(_WORDS))
+    query = resolve(Query.parse(text), [index])
+
+    def pool() -> list[tuple[str, int, str]]:
+        return [(s.path, s.span.line, s.name) for s in index.candidates(query, 50)]
+
+    got = pool()
+    saved = where_index.MASKED_ROWS
+    where_index.MASKED_ROWS = -1  # no subset is ever small enough
+    try:
+        whole = pool()
+    finally:
+        where_index.MASKED_ROWS = saved
+    assert got == whole, text

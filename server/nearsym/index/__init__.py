@@ -2,7 +2,8 @@
 
 Owns segments (immutable columnar blocks of definitions) and the
 `SymbolIndex` that layers them, candidate retrieval by match tier
-(`retrieval`), the
+(`retrieval`, on a segment's few entries a query's owners or places allow:
+`subset`), the
 `Namespace` (one workspace folder and its index, `namespace`), the single
 query path over namespaces (`search`), where-queries and modifiers
 (`where`), mention counts (`mentions`), the one reader of workspace files

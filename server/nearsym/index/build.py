@@ -18,12 +18,12 @@ from numpy.typing import NDArray
 
 from nearsym.core.filedefs import FileDefs
 from nearsym.index.encoding import (
-    CHAR_BITS,
     U8,
     U16,
     U32,
     initials,
     joined,
+    masks_of,
     pack_starts,
     pack_trigrams,
     ranges,
@@ -140,10 +140,7 @@ def build(
     case_blob = joined([entries[i] for i in differ])
     case_off = np.flatnonzero(np.frombuffer(case_blob, dtype=U8) == 10).astype(U32)
     lengths = np.minimum(np.diff(lo_off) - 1, 65535).astype(U16)
-    if entries:
-        masks = np.bitwise_or.reduceat(CHAR_BITS[low], lo_off[:-1].astype(np.int64))
-    else:
-        masks = np.zeros(0, dtype=U32)
+    masks = masks_of(low, lo_off) if entries else np.zeros(0, dtype=U32)
     m = len(entries)
     post = np.argsort(row_entry, kind="stable").astype(U32)
     counts = np.bincount(row_entry, minlength=m) if len(row_entry) else np.zeros(m, np.int64)
@@ -186,10 +183,7 @@ def build(
     clow = np.frombuffer(cont_lower, dtype=U8)
     cont_off = np.flatnonzero(clow == 10).astype(U32)
     cont_lengths = np.minimum(np.diff(cont_off) - 1, 65535).astype(U16)
-    if containers:
-        cont_masks = np.bitwise_or.reduceat(CHAR_BITS[clow], cont_off[:-1].astype(np.int64))
-    else:
-        cont_masks = np.zeros(0, dtype=U32)
+    cont_masks = masks_of(clow, cont_off) if containers else np.zeros(0, dtype=U32)
     named = np.flatnonzero(cont_lengths[row_cont] > 0) if len(row_cont) else np.zeros(0, np.int64)
     owners = row_cont[named]
     cont_post = named[np.argsort(owners, kind="stable")].astype(U32)

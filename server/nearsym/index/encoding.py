@@ -18,7 +18,7 @@ Every function here is vectorised: none loops in Python over names or rows.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -62,6 +62,23 @@ def char_mask(text: bytes) -> int:
     for b in text:
         mask |= int(CHAR_BITS[b])
     return mask
+
+
+def masks_of(
+    low: NDArray[np.uint8], offsets: NDArray[Any], ids: NDArray[Any] | None = None
+) -> NDArray[np.uint32]:
+    """The character masks of the keys `ids` (all without) of a
+    newline-joined blob (its bytes `low`, its newlines at `offsets`): each
+    key's bits with its leading newline's."""
+    if ids is None:
+        return np.bitwise_or.reduceat(CHAR_BITS[low], offsets[:-1].astype(np.int64))
+    if not len(ids):
+        return np.zeros(0, dtype=np.uint32)
+    starts = offsets[ids].astype(np.int64)
+    counts = offsets[np.asarray(ids) + 1].astype(np.int64) - starts
+    heads = np.zeros(len(ids), dtype=np.int64)
+    np.cumsum(counts[:-1], out=heads[1:])
+    return np.bitwise_or.reduceat(CHAR_BITS[low[ranges(starts, counts)]], heads)
 
 
 def trigrams(
@@ -119,6 +136,20 @@ def ranges(starts: NDArray[np.int64], counts: NDArray[np.int64]) -> NDArray[np.i
     # Each output position's start, minus the outputs before its range.
     shift = np.repeat(starts - (ends - counts), counts)
     return shift + np.arange(total, dtype=np.int64)
+
+
+def find_sorted(a: NDArray[Any], value: int, side: Literal["left", "right"] = "left") -> int:
+    """`np.searchsorted(a, value, side)` for a Python int, which numpy would
+    compare after copying all of `a` to a wider type (1.5 ms for the Linux
+    kernel's 1.5 million initials codes, against microseconds): the value
+    is given in `a`'s own type, or placed past either end when out of its
+    range."""
+    info = np.iinfo(a.dtype)
+    if value > info.max:
+        return len(a)
+    if value < info.min:
+        return 0
+    return int(np.searchsorted(a, a.dtype.type(value), side=side))
 
 
 def slices(blob: bytes, offsets: NDArray[Any], ids: NDArray[Any]) -> list[bytes]:

@@ -35,6 +35,14 @@ returns the definitions of the files nearest the open file.
 Verification in tiers 5 and 6 stops after `VERIFY_BUDGET` names, so no
 query walks millions of names; what it finds by then is what it returns
 (exact matches are never subject to it).
+
+A query whose rows are filtered by their owner (`Cart.add`) or by
+where-parts (`sansio/app Flask`) often allows few rows at all: the rows of
+a few containers or files. Then the tiers read only those rows' names
+(`where.owned_entries`, `PlaceStarts.entries`, `subset.Within`), in the
+same order: the pool is the one the whole walk would give, the budget is
+spent on names that can answer, and the walk's cost follows the rows
+allowed rather than the index.
 """
 
 from __future__ import annotations
@@ -55,6 +63,7 @@ from nearsym.core.words import is_subsequence
 from nearsym.index import where
 from nearsym.index.keys import KeyCheck, Subsequence, Substring, merged_keys
 from nearsym.index.segment import Segment
+from nearsym.index.subset import Within
 
 VERIFY_BUDGET = 8_000
 """Names a query may test in the substring and subsequence tiers."""
@@ -74,6 +83,8 @@ modifier, a where-part) may visit in its name tiers (most rows are
 dropped by the filter, so this bounds the work, not the verification)."""
 
 RowFilter = Callable[[Symbol], bool]
+Lookup = Callable[[Segment, Within | None], Iterable[NDArray[np.uint32]]]
+"""A tier's entries of a segment (of a subset, when given), shortest first."""
 
 
 class Rows(Protocol):
@@ -157,6 +168,11 @@ class _Retrieval:
         """The relative path of the `pos`-th file of `seg`."""
         return self.index.file_path(int(seg.file_ids[pos]))
 
+    def paths_of(self, seg: Segment) -> list[str]:
+        """The relative paths of `seg`'s files, in its file order."""
+        file_path = self.index.file_path
+        return [file_path(f) for f in seg.file_ids.tolist()]
+
     def members(self, owners: where.Owners) -> list[Symbol]:
         """Every definition whose container `owners` marks (per segment)."""
         out: list[Symbol] = []
@@ -180,13 +196,17 @@ class _Retrieval:
         built."""
         segs = self.segs
         seen: set[tuple[int, int]] = set()
+        # The entries that can give a row at all, where the owners or the
+        # places allow few: the tiers skip the rest before testing a name.
+        only = [self._only(s_no, seg, allowed, narrow) for s_no, seg in enumerate(segs)]
         # Tier 1: every exact match.
         pool: list[Symbol] = []
         later: list[Symbol] = []  # exact names whose owner is not the query's
         exact = [
-            (s_no, seg, [np.arange(r.start, r.stop, dtype=np.uint32)])
+            (s_no, seg, [ids])
             for s_no, seg in enumerate(segs)
             if (r := seg.exact(q))
+            and len(ids := _of(np.arange(r.start, r.stop, dtype=np.uint32), only[s_no]))
         ]
         for group in _groups(merged_keys(exact)):
             seen.update(group)
@@ -208,25 +228,23 @@ class _Retrieval:
         count = len(pool)
         every = KeyCheck() if filtered else None
         initials = len(q) >= 2
-        tiers: list[
-            tuple[Callable[[Segment], Iterable[NDArray[np.uint32]]], KeyCheck | None, int]
-        ] = [
+        tiers: list[tuple[Lookup, KeyCheck | None, int]] = [
             # Names whose words' initials are the query (`CE` -> ConfigError)
             # share the pool with the names it starts: a short query's prefix
             # tier alone would fill the pool.
-            (lambda seg: seg.initials(q, True), every, count + INITIALS_FIRST),
-            (lambda seg: seg.prefix(q), every, width),
-            (lambda seg: seg.initials(q, True), every, width),
-            (lambda seg: seg.initials(q, False), every, width),
-            (lambda seg: seg.containing(q), Substring(q), width),
-            (lambda seg: seg.subsequence(q), ordered, width),
+            (lambda seg, w: seg.initials(q, True, w), every, count + INITIALS_FIRST),
+            (lambda seg, w: seg.prefix(q, w), every, width),
+            (lambda seg, w: seg.initials(q, True, w), every, width),
+            (lambda seg, w: seg.initials(q, False, w), every, width),
+            (lambda seg, w: seg.containing(q, w), Substring(q), width),
+            (lambda seg, w: seg.subsequence(q, w), ordered, width),
         ]
         if not initials:
             tiers = [tiers[1], *tiers[4:]]
         for lookup, check, cap in tiers:
             if count >= width:
                 break
-            sources = [(s_no, seg, lookup(seg)) for s_no, seg in enumerate(segs)]
+            sources = [(s_no, seg, lookup(seg, only[s_no])) for s_no, seg in enumerate(segs)]
             keys = merged_keys(sources, False, check, budget)
             groups = _groups(keys, seen=seen)
             cap = min(cap, width)
@@ -258,6 +276,22 @@ class _Retrieval:
         # Invariant: every exact match is kept; otherwise exactly `width` rows
         # at most, so that a narrower pool is a prefix of a wider one.
         return pool[: max(width, exact_count)]
+
+    def _only(
+        self,
+        s_no: int,
+        seg: Segment,
+        allowed: list[NDArray[np.bool_]] | None,
+        narrow: where.Narrow | None,
+    ) -> Within | None:
+        """The entries of `seg` that may give a row the owners (`allowed`)
+        and `narrow` pass; None for every entry."""
+        ids = where.owned_entries(seg, allowed[s_no]) if allowed is not None else None
+        if narrow is not None:
+            placed = narrow.entries(seg, self.paths_of)
+            if placed is not None:
+                ids = placed if ids is None else np.intersect1d(ids, placed, assume_unique=True)
+        return None if ids is None else Within(ids, seg.lower, seg.lo_off)
 
     def typos(self, text: str, room: int, pool: list[Symbol]) -> list[Symbol]:
         """Up to `room` definitions whose names are one edit from `text`
@@ -459,6 +493,11 @@ class _Retrieval:
             if len(pool) >= width:
                 return pool[:width]
         return pool
+
+
+def _of(ids: NDArray[np.uint32], only: Within | None) -> NDArray[np.uint32]:
+    """The entries `ids` in `only` (all of them without it)."""
+    return ids if only is None else only.of(ids)
 
 
 def _bytes(text: str) -> bytes:

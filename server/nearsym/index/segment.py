@@ -64,12 +64,14 @@ from nearsym.index.encoding import (
     U32,
     by_length,
     char_mask,
+    find_sorted,
     initials_code,
     intersect_sorted,
     ranges,
     slices,
     sorted_unique,
 )
+from nearsym.index.subset import Within
 
 WIDE_RANGE = 65_536
 """A prefix range wider than this is read in shortest-first chunks."""
@@ -85,7 +87,7 @@ _BLOB = {"stored": "blob"}
 _APART = {"stored": ""}
 
 
-@dataclass(slots=True, eq=False, repr=False)
+@dataclass(slots=True, eq=False, repr=False, weakref_slot=True)
 class Segment:
     """Immutable definitions of a set of files, plus their liveness."""
 
@@ -235,7 +237,7 @@ class Segment:
     # -- liveness -------------------------------------------------------------
     def file_pos(self, file_id: int) -> int | None:
         """Where file `file_id` is in this segment's file order, if here."""
-        at = int(np.searchsorted(self.fid_sorted, file_id))
+        at = find_sorted(self.fid_sorted, file_id)
         if at < len(self.fid_sorted) and int(self.fid_sorted[at]) == file_id:
             return int(self.fid_order[at])
         return None
@@ -378,38 +380,47 @@ class Segment:
         hi = bisect.bisect_right(self, q, lo)
         return range(lo, hi)
 
-    def prefix(self, q: bytes) -> Iterator[NDArray[np.uint32]]:
+    def prefix(self, q: bytes, within: Within | None = None) -> Iterator[NDArray[np.uint32]]:
         """Entries starting with `q` (equal ones too), shortest first, in
-        chunks."""
+        chunks; of `within` only, when given (so for every lookup)."""
         lo = bisect.bisect_left(self, q)
         hi = bisect.bisect_left(self, q + b"\xff", lo)
-        if hi - lo <= WIDE_RANGE:
+        if within is not None:
+            ids = within.between(lo, hi)
+        elif hi - lo <= WIDE_RANGE:
             ids = np.arange(lo, hi, dtype=U32)
-            yield ids[self._shortest_first(ids)]
+        else:
+            # A wide range (a one-letter prefix over millions of names): read
+            # the shortest-first order until enough is found, not the whole range.
+            for chunk in self._by_length_chunks():
+                hit = chunk[(chunk >= lo) & (chunk < hi)]
+                if len(hit):
+                    yield hit
             return
-        # A wide range (a one-letter prefix over millions of names): read the
-        # shortest-first order until enough is found, not the whole range.
-        for chunk in self._by_length_chunks():
-            hit = chunk[(chunk >= lo) & (chunk < hi)]
-            if len(hit):
-                yield hit
+        yield ids[self._shortest_first(ids)]
 
     def _by_length_chunks(self) -> Iterator[NDArray[np.uint32]]:
         order = self.by_length
         for at in range(0, len(order), SCAN_CHUNK):
             yield order[at : at + SCAN_CHUNK]
 
-    def _with_mask(self, mask: int) -> Iterator[NDArray[np.uint32]]:
+    def _with_mask(self, mask: int, within: Within | None = None) -> Iterator[NDArray[np.uint32]]:
         """Entries whose character mask holds `mask`, shortest first, in
         chunks: read only as far as the caller goes."""
         m = U32(mask)
+        if within is not None:
+            order, masks = within.shortest_first()
+            hit = order[(masks & m) == m]
+            if len(hit):
+                yield hit
+            return
         order, masks = self.by_length, self.masks
         for at in range(0, len(order), SCAN_CHUNK):
             hit = order[at : at + SCAN_CHUNK][(masks[at : at + SCAN_CHUNK] & m) == m]
             if len(hit):
                 yield hit
 
-    def containing(self, q: bytes) -> Iterator[NDArray[np.uint32]]:
+    def containing(self, q: bytes, within: Within | None = None) -> Iterator[NDArray[np.uint32]]:
         """Entries that may contain `q` (verify!), shortest first, in chunks.
 
         Trigrams are indexed at even offsets of a name only. A match of `q`
@@ -422,7 +433,7 @@ class Segment:
         bytes the character masks decide.
         """
         if len(q) < 3:
-            yield from self._with_mask(char_mask(q))
+            yield from self._with_mask(char_mask(q), within)
             return
         found: list[NDArray[np.uint32]] = []
         if len(q) == 3:
@@ -430,8 +441,8 @@ class Segment:
             if even is not None:
                 found.append(even)
             suffix = q[0] << 8 | q[1]
-            lo = int(np.searchsorted(self.tri_suffix, suffix))
-            hi = int(np.searchsorted(self.tri_suffix, suffix, side="right"))
+            lo = find_sorted(self.tri_suffix, suffix)
+            hi = find_sorted(self.tri_suffix, suffix, side="right")
             found.extend(self.trigram_list(int(t)) for t in self.tri_suffix_order[lo:hi].tolist())
         else:
             for parity in (0, 1):
@@ -454,10 +465,12 @@ class Segment:
         if not found:
             return
         ids = found[0] if len(found) == 1 else sorted_unique(np.concatenate(found), len(self))
+        if within is not None:
+            ids = within.of(np.asarray(ids, dtype=U32))
         yield np.asarray(ids[self._shortest_first(ids)], dtype=U32)
 
     def _trigram(self, code: int) -> NDArray[np.uint32] | None:
-        at = int(np.searchsorted(self.tri_codes, code))
+        at = find_sorted(self.tri_codes, code)
         if at >= len(self.tri_codes) or int(self.tri_codes[at]) != code:
             return None
         return self.trigram_list(at)
@@ -480,22 +493,26 @@ class Segment:
             out[1:] += self.tri_base[at]
         return out
 
-    def initials(self, q: bytes, exact: bool) -> Iterator[NDArray[np.uint32]]:
+    def initials(
+        self, q: bytes, exact: bool, within: Within | None = None
+    ) -> Iterator[NDArray[np.uint32]]:
         """Entries whose word initials are `q` (`exact`; of a query over
         `INITIALS_KEPT` bytes, those whose first initials are its first), or
         start with it and go on (not `exact`), shortest first, in chunks."""
         low, high = initials_code(q)
         codes = self.ini_codes
-        lo = int(np.searchsorted(codes, low))
+        lo = find_sorted(codes, low)
         long = len(q) >= INITIALS_KEPT  # a code holds four initials: read them all
         if exact or long:
-            hi = int(np.searchsorted(codes, low, side="right"))
+            hi = find_sorted(codes, low, side="right")
         else:
-            lo = int(np.searchsorted(codes, low, side="right"))
-            hi = int(np.searchsorted(codes, high))
+            lo = find_sorted(codes, low, side="right")
+            hi = find_sorted(codes, high)
         if hi <= lo:
             return
         ids = self.ini_ids[lo:hi]
+        if within is not None:
+            ids = within.of(ids)
         if long:
             wanted = q.decode("utf-8", "replace")
             spelled = [name_initials(n) for n in self.names_of(ids)]
@@ -516,10 +533,10 @@ class Segment:
             if len(hit):
                 yield hit
 
-    def subsequence(self, q: bytes) -> Iterator[NDArray[np.uint32]]:
+    def subsequence(self, q: bytes, within: Within | None = None) -> Iterator[NDArray[np.uint32]]:
         """Entries holding every character of `q` (verify!), shortest first,
         in chunks."""
-        yield from self._with_mask(char_mask(q))
+        yield from self._with_mask(char_mask(q), within)
 
     def owners(self, q: bytes) -> NDArray[np.uint32]:
         """Containers holding every character of `q` (verify!), shortest first."""
@@ -535,6 +552,12 @@ class Segment:
         """The live rows whose container is `c`, in row order."""
         rows = self.cont_post[int(self.cont_post_start[c]) : int(self.cont_post_start[c + 1])]
         return self._live(rows)
+
+    def rows_owned_many(self, ids: NDArray[Any]) -> NDArray[np.int64]:
+        """The rows (live or not) whose container is one of `ids`."""
+        starts = self.cont_post_start[ids].astype(np.int64)
+        counts = self.cont_post_start[np.asarray(ids) + 1].astype(np.int64) - starts
+        return self.cont_post[ranges(starts, counts)].astype(np.int64)
 
     def rows_of(self, e: int) -> NDArray[np.uint32]:
         """The live rows of entry `e`, in row (path, position) order."""

@@ -37,7 +37,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from typing import Protocol
+from typing import Any, Protocol
+from weakref import WeakKeyDictionary
 
 import numpy as np
 from numpy.typing import NDArray
@@ -49,6 +50,7 @@ from nearsym.core.where import located, places
 from nearsym.core.words import is_subsequence
 from nearsym.extract.bases import class_bases
 from nearsym.extract.languages import language_for_path
+from nearsym.index.encoding import joined, ranges
 from nearsym.index.files import SkippedFile, read_regular
 from nearsym.index.segment import Segment
 
@@ -59,9 +61,52 @@ Owners = Callable[[Segment], NDArray[np.bool_]]
 
 PathOf = Callable[[Segment, int], str]
 """(segment, position of a file in it) -> the file's relative path."""
-Narrow = Callable[[Segment, NDArray[np.uint32], PathOf], NDArray[np.bool_]]
-"""Per row of a segment: may it pass the row filter? (False only where the
-filter is sure to refuse it.)"""
+PathsOf = Callable[[Segment], list[str]]
+"""segment -> its files' relative paths, in its file order."""
+
+
+class Narrow(Protocol):
+    """A test of rows cheaper than the row filter, which it never
+    contradicts (`PlaceStarts`)."""
+
+    def __call__(
+        self, seg: Segment, rows: NDArray[np.uint32], path_of: PathOf
+    ) -> NDArray[np.bool_]:
+        """Per row of `seg`: may it pass the row filter? (False only where
+        the filter is sure to refuse it.)"""
+        ...
+
+    def entries(self, seg: Segment, paths: PathsOf) -> NDArray[np.uint32] | None:
+        """The entries of `seg` (sorted) one of whose rows may pass; None
+        where too many may (`MASKED_ROWS`)."""
+        ...
+
+
+MASKED_ROWS = 100_000
+"""A subset of entries (`Narrow.entries`, `owned_entries`) is made only from
+at most this many rows, and a quarter of a segment's: it costs a pass over
+those rows, and saves the name tiers only the entries it leaves out."""
+
+
+def _few(seg: Segment, rows: int) -> bool:
+    return rows <= MASKED_ROWS and rows * 4 <= seg.rows
+
+
+_PATHS: WeakKeyDictionary[Segment, tuple[bytes, NDArray[np.int64]]] = WeakKeyDictionary()
+"""Per segment: its files' relative paths, lower-cased and newline-joined,
+and where each starts (a segment's files never change paths)."""
+_PATHS_LOCK = threading.Lock()
+
+
+def owned_entries(seg: Segment, owners: NDArray[np.bool_]) -> NDArray[np.uint32] | None:
+    """The entries of `seg` (sorted) naming a definition in one of the
+    containers `owners` marks; None when those hold too many rows
+    (`MASKED_ROWS`)."""
+    ids = np.flatnonzero(owners)
+    held = int((seg.cont_post_start[ids + 1].astype(np.int64) - seg.cont_post_start[ids]).sum())
+    if not _few(seg, held):
+        return None
+    return _entries_of_rows(seg, seg.rows_owned_many(ids))
 
 
 class Walk(Protocol):
@@ -189,6 +234,86 @@ class PlaceStarts:
         else:
             ok = bits != 0
         return ok
+
+    def entries(self, seg: Segment, paths_of: PathsOf) -> NDArray[np.uint32] | None:
+        """The entries of `seg` (sorted) naming a row in a file or a
+        container where every where-part (`every`), or some, starts a
+        place: a superset of what `__call__` passes (a part is looked for
+        after any `/` or `.` of the path, and a file and a container may
+        each hold some of the parts). None when those rows are too many
+        (`MASKED_ROWS`)."""
+        paths, starts = _paths_of(seg, paths_of)
+        rows: NDArray[np.int64] | None = None
+        for part in self.where:
+            if not part:
+                return None
+            needle = part.encode("utf-8", "surrogatepass")
+            files = _starting(paths, starts, needle, b"\n/.")
+            conts = _starting(seg.cont_lower, seg.cont_off, needle, b"\n.")
+            if files is None or conts is None:
+                return None
+            first = seg.file_start[files]
+            counts = seg.file_start[files + 1] - first
+            if not _few(seg, int(counts.sum())):
+                return None
+            found = np.union1d(ranges(first, counts), seg.rows_owned_many(conts))
+            if rows is None:
+                rows = found
+            elif self.full:
+                rows = np.intersect1d(rows, found, assume_unique=True)
+            else:
+                rows = np.union1d(rows, found)
+            if not _few(seg, len(rows)):
+                return None
+        return None if rows is None else _entries_of_rows(seg, rows)
+
+
+def _entries_of_rows(seg: Segment, rows: NDArray[Any]) -> NDArray[np.uint32]:
+    """The entries naming `rows` of `seg`, sorted, each once."""
+    return np.unique(seg.entry[rows]).astype(np.uint32)
+
+
+def _paths_of(seg: Segment, paths_of: PathsOf) -> tuple[bytes, NDArray[np.int64]]:
+    """`seg`'s entry in `_PATHS`, made on first use."""
+    with _PATHS_LOCK:
+        got = _PATHS.get(seg)
+    if got is None:
+        # A newline in a path would shift every key after it: it becomes a
+        # `/`, which can only admit more rows.
+        blob = joined(["/".join(p.lower().splitlines()) for p in paths_of(seg)])
+        starts = np.flatnonzero(np.frombuffer(blob, dtype=np.uint8) == 10).astype(np.int64)
+        got = (blob, starts)
+        with _PATHS_LOCK:
+            _PATHS[seg] = got
+    return got
+
+
+_MOST_STARTS = 20_000
+"""Matches `_starting` reads before it gives up (a part so common that
+a mask would hold most rows)."""
+
+
+def _starting(
+    blob: bytes, offsets: NDArray[Any], needle: bytes, after: bytes
+) -> NDArray[np.int64] | None:
+    """The keys of a newline-joined blob (`encoding.joined`, newlines at
+    `offsets`) where `needle` follows one of the bytes `after`, each once;
+    None past `_MOST_STARTS` occurrences of it."""
+    at: list[int] = []
+    found = blob.find(needle)
+    for _ in range(_MOST_STARTS):
+        if found <= 0:
+            break
+        if blob[found - 1] in after:
+            at.append(found)
+        found = blob.find(needle, found + 1)
+    else:
+        if found > 0:
+            return None
+    if not at:
+        return np.zeros(0, dtype=np.int64)
+    keys = np.searchsorted(offsets, np.asarray(at, dtype=offsets.dtype), side="right") - 1
+    return np.unique(keys).astype(np.int64)
 
 
 def _inherited(query: Query, width: int, members: list[Symbol]) -> list[Symbol]:
