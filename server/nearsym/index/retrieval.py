@@ -298,10 +298,18 @@ class _Retrieval:
         (`typos`), not already in `pool`, by name then path and position."""
         taken = {(s.path, s.span, s.name) for s in pool}
         found: list[tuple[int, Segment, list[NDArray[np.uint32]]]] = []
+        typed = _bytes(text)
+        # A variant shares its start with the query: it is searched among the
+        # names starting so (a few, for an edit late in a long query).
+        among: dict[tuple[int, int], range] = {}
         for variant in variants(text):
             key = _bytes(variant)
+            kept = _shared(key, typed)
             for s_no, seg in enumerate(self.segs):
-                if r := seg.exact(key):
+                span = among.get((s_no, kept))
+                if span is None:
+                    span = among[s_no, kept] = seg.starting(typed[:kept])
+                if r := seg.exact(key, span):
                     found.append((s_no, seg, [np.arange(r.start, r.stop, dtype=np.uint32)]))
         found.sort(key=lambda f: (f[1].key(int(f[2][0][0])), f[0]))
         out: list[Symbol] = []
@@ -493,6 +501,15 @@ class _Retrieval:
             if len(pool) >= width:
                 return pool[:width]
         return pool
+
+
+def _shared(a: bytes, b: bytes) -> int:
+    """How many bytes `a` and `b` start with alike."""
+    n = min(len(a), len(b))
+    for i in range(n):
+        if a[i] != b[i]:
+            return i
+    return n
 
 
 def _of(ids: NDArray[np.uint32], only: Within | None) -> NDArray[np.uint32]:

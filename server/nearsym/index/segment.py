@@ -365,8 +365,7 @@ class Segment:
 
     def lengths(self, ids: NDArray[Any]) -> NDArray[np.int64]:
         """Byte length of each entry's key."""
-        off = self.lo_off
-        out: NDArray[np.int64] = off[ids + 1].astype(np.int64) - off[ids] - 1
+        out: NDArray[np.int64] = self.lo_off[ids + 1].astype(np.int64) - self.lo_off[ids] - 1
         return out
 
     def __len__(self) -> int:  # entries, for bisect
@@ -375,23 +374,27 @@ class Segment:
     def __getitem__(self, e: int) -> bytes:
         return self.key(e)
 
-    def exact(self, q: bytes) -> range:
+    def exact(self, q: bytes, among: range | None = None) -> range:
+        """Entries equal to `q`, searched in `among` (a prefix's `starting`)."""
+        end = len(self) if among is None else among.stop
+        lo = bisect.bisect_left(self, q, 0 if among is None else among.start, end)
+        return range(lo, bisect.bisect_right(self, q, lo, end))
+
+    def starting(self, q: bytes) -> range:
+        """Entries starting with `q`, in entry order."""
         lo = bisect.bisect_left(self, q)
-        hi = bisect.bisect_right(self, q, lo)
-        return range(lo, hi)
+        return range(lo, bisect.bisect_left(self, q + b"\xff", lo))
 
     def prefix(self, q: bytes, within: Within | None = None) -> Iterator[NDArray[np.uint32]]:
         """Entries starting with `q` (equal ones too), shortest first, in
         chunks; of `within` only, when given (so for every lookup)."""
-        lo = bisect.bisect_left(self, q)
-        hi = bisect.bisect_left(self, q + b"\xff", lo)
+        lo, hi = (r := self.starting(q)).start, r.stop
         if within is not None:
             ids = within.between(lo, hi)
         elif hi - lo <= WIDE_RANGE:
             ids = np.arange(lo, hi, dtype=U32)
         else:
-            # A wide range (a one-letter prefix over millions of names): read
-            # the shortest-first order until enough is found, not the whole range.
+            # A wide range (`s` of millions): the shortest first, as far as needed.
             for chunk in self._by_length_chunks():
                 hit = chunk[(chunk >= lo) & (chunk < hi)]
                 if len(hit):
