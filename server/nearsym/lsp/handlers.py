@@ -12,6 +12,7 @@ from nearsym.core.model import Symbol
 from nearsym.index.search import pages
 from nearsym.lsp import explain, settings
 from nearsym.lsp.convert import client_symbol_kinds, uri_to_path
+from nearsym.lsp.encoded import EncodedResult
 from nearsym.lsp.focus import DID_CHANGE_ACTIVE_DOCUMENT, DID_FOCUS
 from nearsym.lsp.server import NearsymServer
 from nearsym.lsp.shared import Pending
@@ -44,7 +45,7 @@ async def initialized(ls: NearsymServer, params: types.InitializedParams) -> Non
 
 async def workspace_symbol(
     ls: NearsymServer, params: types.WorkspaceSymbolParams
-) -> list[types.WorkspaceSymbol]:
+) -> EncodedResult | list[types.WorkspaceSymbol]:
     """Ranked definitions for `params.query`.
 
     - At most `maxResults` (default 100) symbols.
@@ -70,13 +71,14 @@ async def workspace_symbol(
     - Always a full `Location` (uri and range), even for a client that
       could resolve ranges lazily: the range is at hand, and a client
       that opens a uri-only answer without resolving it lands on line 1.
+    - The rows are built as JSON text on the search thread
+      (`lsp.encoded`), the text lsprotocol's objects would give.
     """
     open_file = ls.focus.for_request(ls.protocol.msg_id)
     superseded = ls.shared.asked()
     token = params.partial_result_token
     if token is None:
-        found = await ls.answers.results(params.query, open_file)
-        return [ls.to_lsp(s) for s in found]
+        return await ls.answers.encoded(params.query, open_file, ls.symbol_kinds)
     late: list[Pending] = []
     found = await ls.answers.results(params.query, open_file, late=late)
     await _report(ls, token, found)

@@ -2,18 +2,22 @@
 
 The server learns the open file from every message (see `focus`), answers
 requests before `initialize` with ServerNotInitialized, negotiates UTF-16
-positions, and answers a request whose params do not fit their type instead
-of dropping it.
+positions, answers a request whose params do not fit their type instead
+of dropping it, and writes a result that is already JSON text
+(`encoded.EncodedResult`) as it is.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any, Protocol
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcServerNotInitialized
-from pygls.protocol import LanguageServerProtocol
+from pygls.protocol import JsonRPCResponseMessage, LanguageServerProtocol
+
+from nearsym.lsp.encoded import EncodedResult
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +81,27 @@ class NearsymProtocol(LanguageServerProtocol):
             if isinstance(data, dict) and "id" in data and "method" in data:
                 self._send_response(data["id"], None, error.to_response_error())
             raise
+
+    def _send_data(self, data: Any) -> None:
+        """A response whose result is an `EncodedResult` is written as
+        pygls writes the unstructured response (a `JsonRPCResponseMessage`:
+        `{"id": ..., "jsonrpc": "2.0", "result": ...}`, the same headers),
+        its result text as it is. Any other message holding one (a pygls
+        that answers with another class) is sent by pygls, the text
+        decoded first."""
+        result = getattr(data, "result", None)
+        if not isinstance(result, EncodedResult):
+            super()._send_data(data)
+        elif type(data) is not JsonRPCResponseMessage or self.writer is None:
+            data.result = json.loads(result.text)
+            super()._send_data(data)
+        else:
+            body = f'{{"id": {json.dumps(data.id)}, "jsonrpc": "2.0", "result": {result.text}}}'
+            header = (
+                f"Content-Length: {len(body)}\r\n"
+                f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+            )
+            self.writer.write((header + body).encode(self.CHARSET))
 
 
 def prefer_utf16(params: dict[str, Any]) -> None:
