@@ -96,12 +96,13 @@ class NearsymProtocol(LanguageServerProtocol):
             data.result = json.loads(result.text)
             super()._send_data(data)
         else:
-            body = f'{{"id": {json.dumps(data.id)}, "jsonrpc": "2.0", "result": {result.text}}}'
+            text = f'{{"id": {json.dumps(data.id)}, "jsonrpc": "2.0", "result": {result.text}}}'
+            body = text.encode(self.CHARSET)  # the length counts bytes, whatever the text holds
             header = (
                 f"Content-Length: {len(body)}\r\n"
                 f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
             )
-            self.writer.write((header + body).encode(self.CHARSET))
+            self.writer.write(header.encode(self.CHARSET) + body)
 
 
 def prefer_utf16(params: dict[str, Any]) -> None:
