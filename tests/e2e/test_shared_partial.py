@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +102,30 @@ def lock(url: str) -> Any:
     return blocker
 
 
+async def no_late_page(client: RawClient, token: str) -> None:
+    """Once the shared pool is back (a later query gets it, so the held
+    query's pool has arrived too), `token` still has only the first page."""
+    await until(client, "shared_only_helper", bool)
+    await ask(client, "helper")
+    assert pages(client, token) == [["local_helper"]]
+
+
+@asynccontextmanager
+async def held(
+    database: tuple[str, Path, Path], token: str
+) -> AsyncIterator[tuple[RawClient, Any, int, asyncio.Future[Any]]]:
+    """A server asked `helper` with `token` while a publisher holds the
+    shared definitions, once the local rows came as the first page:
+    (client, the publisher's connection, the request's id, its response)."""
+    url, local, _ = database
+    async with server(local, url, budget_ms=BUDGET_MS) as client:
+        await ready(client)
+        with lock(url) as blocker:
+            msg_id, response = send(client, {"query": "helper", "partialResultToken": token})
+            assert await first_page(client, token) == ["local_helper"]
+            yield client, blocker, msg_id, response
+
+
 async def test_late_shared_rows_follow_as_a_second_page(
     database: tuple[str, Path, Path],
 ) -> None:
@@ -153,64 +179,44 @@ async def test_without_a_token_late_rows_are_dropped_as_before(
 
 
 async def test_a_cancelled_request_sends_no_late_page(database: tuple[str, Path, Path]) -> None:
-    url, local, _ = database
-    async with server(local, url, budget_ms=BUDGET_MS) as client:
-        await ready(client)
-        with lock(url) as blocker:
-            msg_id, response = send(client, {"query": "helper", "partialResultToken": "gone"})
-            assert await first_page(client, "gone") == ["local_helper"]
-            client.notify("$/cancelRequest", {"id": msg_id})
-            answer = await asyncio.wait_for(response, 30)
-            blocker.rollback()
+    async with held(database, "gone") as (client, blocker, msg_id, response):
+        client.notify("$/cancelRequest", {"id": msg_id})
+        answer = await asyncio.wait_for(response, 30)
+        blocker.rollback()
         assert answer["error"]["code"] == -32800  # RequestCancelled
-        # The cancelled query's pool has arrived by the time a later one's does.
-        await until(client, "shared_only_helper", bool)
-        await ask(client, "helper")
-        assert pages(client, "gone") == [["local_helper"]]
+        await no_late_page(client, "gone")
 
 
 async def test_a_newer_query_ends_the_wait_without_a_late_page(
     database: tuple[str, Path, Path],
 ) -> None:
-    url, local, _ = database
-    async with server(local, url, budget_ms=BUDGET_MS) as client:
-        await ready(client)
-        with lock(url) as blocker:
-            _, older = send(client, {"query": "helper", "partialResultToken": "old"})
-            assert await first_page(client, "old") == ["local_helper"]
-            newer = await ask(client, "local_help")
-            # The older request ends at once, while its pool is still held back.
-            assert (await asyncio.wait_for(older, 30))["result"] == []
-            blocker.rollback()
+    async with held(database, "old") as (client, blocker, _, older):
+        newer = await ask(client, "local_help")
+        # The older request ends at once, while its pool is still held back.
+        assert (await asyncio.wait_for(older, 30))["result"] == []
+        blocker.rollback()
         assert [s["name"] for s in newer] == ["local_helper"]
-        await until(client, "shared_only_helper", bool)
-        await ask(client, "helper")
-        assert pages(client, "old") == [["local_helper"]]
+        await no_late_page(client, "old")
 
 
 async def test_a_database_error_after_the_budget_gives_no_late_page(
     database: tuple[str, Path, Path],
 ) -> None:
-    url, local, _ = database
-    async with server(local, url, budget_ms=BUDGET_MS) as client:
-        await ready(client)
-        with lock(url) as blocker:
-            _, response = send(client, {"query": "helper", "partialResultToken": "broken"})
-            assert await first_page(client, "broken") == ["local_helper"]
-            # The server's connection dies while its query waits for the lock.
-            killed: list[Any] = []
-            for _ in range(300):
-                killed = blocker.execute(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                    " WHERE datname = current_database() AND pid <> pg_backend_pid()"
-                    " AND wait_event_type = 'Lock'"
-                ).fetchall()
-                if killed:
-                    break
-                await asyncio.sleep(0.01)
-            assert killed
-            answer = await asyncio.wait_for(response, 30)
-            blocker.rollback()
+    async with held(database, "broken") as (client, blocker, _, response):
+        # The server's connection dies while its query waits for the lock.
+        killed: list[Any] = []
+        for _ in range(300):
+            killed = blocker.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                " AND wait_event_type = 'Lock'"
+            ).fetchall()
+            if killed:
+                break
+            await asyncio.sleep(0.01)
+        assert killed
+        answer = await asyncio.wait_for(response, 30)
+        blocker.rollback()
         assert answer["result"] == []
         assert pages(client, "broken") == [["local_helper"]]
         said = shared_messages(client)
