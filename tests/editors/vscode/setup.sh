@@ -3,9 +3,13 @@
 # Node 20) and playwright-core here, offline-safe: code-server's postinstall
 # downloads things, so install with --ignore-scripts, rebuild the native
 # modules against the system Node's headers, and use Debian's ripgrep.
-# Idempotent; writes node_modules/.nearsym-ready when done.
+# Idempotent; writes node_modules/.nearsym-ready when done. One run at a
+# time (a lock on this script): .ci/run starts one early, in the background,
+# and the tests' own call waits for it to finish.
 set -euo pipefail
 cd "$(dirname "$0")"
+exec 9<setup.sh
+flock 9
 [ -f node_modules/.nearsym-ready ] && exit 0
 export npm_config_nodedir="${npm_config_nodedir:-/usr}"
 npm ci --ignore-scripts --no-audit --no-fund --silent
