@@ -86,7 +86,7 @@ async def server(
         "initializationOptions": options,
     }
     try:
-        await client.request("initialize", params)
+        await client.request("initialize", params, timeout=30)  # a loaded CI machine
         client.notify("initialized", {})
         yield client
     finally:
