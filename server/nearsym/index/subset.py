@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from nearsym.index.encoding import by_length, masks_of
+from nearsym.index.encoding import by_length, find_sorted, masks_of
 
 
 class Within:
@@ -37,10 +37,7 @@ class Within:
 
     def between(self, lo: int, hi: int) -> NDArray[np.uint32]:
         """The entries from `lo` up to `hi`, sorted."""
-        ids = self.ids
-        return ids[
-            int(np.searchsorted(ids, np.uint32(lo))) : int(np.searchsorted(ids, np.uint32(hi)))
-        ]
+        return self.ids[find_sorted(self.ids, lo) : find_sorted(self.ids, hi)]
 
     def of(self, ids: NDArray[np.uint32]) -> NDArray[np.uint32]:
         """The ones of `ids` in the subset, in their order."""
