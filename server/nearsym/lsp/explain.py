@@ -9,8 +9,10 @@ them, named by `core.sortkey` (smaller sorts first).
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
+from cattrs import Converter
 from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.exceptions import JsonRpcInvalidParams
@@ -23,8 +25,6 @@ EXPLAIN = "nearsym.explain"
 """The command's name, advertised in `executeCommandProvider`."""
 
 USAGE = f"{EXPLAIN} takes [query, open file URI or null (optional), maxResults (optional)]"
-
-_converter = get_converter()
 
 
 def arguments(args: tuple[Any, ...]) -> tuple[str, str | None, int | None]:
@@ -64,7 +64,7 @@ async def explain(ls: NearsymServer, args: tuple[Any, ...]) -> dict[str, Any]:
     found = await ls.answers.results(query, open_file, keys, limit)
     results = []
     for symbol in found:
-        row = _converter.unstructure(ls.to_lsp(symbol), types.WorkspaceSymbol)
+        row = _converter().unstructure(ls.to_lsp(symbol), types.WorkspaceSymbol)
         key = keys.get(id(symbol))
         row["keys"] = key_items(key) if key is not None else []
         results.append(row)
@@ -73,6 +73,13 @@ async def explain(ls: NearsymServer, args: tuple[Any, ...]) -> dict[str, Any]:
         "openFile": path_to_uri(open_file) if open_file else None,
         "results": results,
     }
+
+
+@cache
+def _converter() -> Converter:
+    """lsprotocol's converter, made at the first explanation: making one
+    costs 20-40 ms, which a server start need not pay."""
+    return get_converter()
 
 
 def _invalid(problem: str) -> JsonRpcInvalidParams:

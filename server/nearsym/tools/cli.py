@@ -451,6 +451,10 @@ def tcp_address(text: str) -> tuple[str, int]:
 
 def run_serve(args: argparse.Namespace) -> int:
     from nearsym.index.allocator import configure
+    from nearsym.index.cache import cache_dir
+    from nearsym.lsp.prebuilt import lsprotocol_types
+
+    lsprotocol_types(cache_dir())  # before pygls imports it: attrs' code compiled once
     from nearsym.lsp.handlers import make_server  # pygls only when serving
     from nearsym.lsp.transport import serve_stdio, serve_tcp
 

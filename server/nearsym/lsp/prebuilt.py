@@ -1,0 +1,136 @@
+"""lsprotocol's classes, built from code compiled once per installation.
+
+`lsprotocol.types` defines about 570 attrs classes. attrs writes the
+methods of each class (`__init__`, `__eq__`, `__repr__`, ...) as Python
+source and compiles it when the class is made: compiling that source is
+about 40% of the module's import, and the module is the largest single
+cost of starting the server (measured with cProfile on a restarted server,
+Go standard library open: 0.22 of 0.52 s; `python -X importtime` gives
+the same share). The source attrs writes for a class depends only on the
+class, so the code objects it compiles to are the same at every start;
+`lsprotocol_types()` keeps them in a file beside the index caches
+(`marshal`, keyed by the source text and the file name attrs gives it)
+and hands attrs the stored code instead of compiling again.
+
+What it relies on: attrs' private `_make._compile_and_eval(script, globs,
+locs, filename)`, the one place attrs compiles. Where that function is
+missing or has other parameters (another attrs), nothing is replaced and
+the import runs as it always did. A stored entry is found only by the
+exact source text and file name, so a stale or foreign entry is never
+used in place of other code; the file is named by the interpreter's
+bytecode magic, so code of another Python is never loaded. An unreadable
+or damaged file is ignored and rewritten. The file sits in the user's
+own cache folder, never in a workspace: opening a folder cannot put code
+there.
+"""
+
+from __future__ import annotations
+import __future__
+
+import hashlib
+import importlib.util
+import inspect
+import logging
+import marshal
+import os
+import tempfile
+import types
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+Compiler = Callable[..., None]
+PARAMETERS = ["script", "globs", "locs", "filename"]
+"""`attr._make._compile_and_eval`'s parameters (attrs 26.1, and attrs 23.2 before it)."""
+
+
+def lsprotocol_types(cache_dir: str) -> types.ModuleType:
+    """`lsprotocol.types`, imported with attrs' compiled code read from
+    (and, when new code was compiled, written to) a file in `cache_dir`."""
+    import attr._make as make
+
+    original = getattr(make, "_compile_and_eval", None)
+    if original is None or list(inspect.signature(original).parameters) != PARAMETERS:
+        log.debug("this attrs compiles elsewhere: no stored code")
+        import lsprotocol.types
+
+        return lsprotocol.types
+    path = os.path.join(cache_dir, f"attrs-code-{importlib.util.MAGIC_NUMBER.hex()}.marshal")
+    with _stored_code(make, original, path):
+        import lsprotocol.types
+    return lsprotocol.types
+
+
+@contextmanager
+def _stored_code(make: types.ModuleType, original: Compiler, path: str) -> Iterator[None]:
+    stored = _read(path)
+    used: dict[bytes, types.CodeType] = {}
+    flags = _future_flags(make)
+
+    def compile_and_eval(
+        script: str,
+        globs: dict[str, Any] | None,
+        locs: Any = None,
+        filename: str = "",
+    ) -> None:
+        text = f"{flags}\0{filename}\0{script}"
+        key = hashlib.blake2b(text.encode(), digest_size=16).digest()
+        code = stored.get(key)
+        if code is None:
+            # As attrs compiles it: with its module's __future__ features.
+            code = compile(script, filename, "exec", flags=flags, dont_inherit=True)
+        used[key] = code
+        eval(code, globs, locs)
+
+    make._compile_and_eval = compile_and_eval  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        make._compile_and_eval = original  # type: ignore[attr-defined]
+    if used and used.keys() != stored.keys():  # new code, or another lsprotocol's entries
+        _write(path, used)
+
+
+def _future_flags(module: types.ModuleType) -> int:
+    """The compiler flags of the `from __future__` imports in `module`."""
+    flags = 0
+    for name in __future__.all_feature_names:
+        feature: __future__._Feature = getattr(__future__, name)
+        if module.__dict__.get(name) is feature:
+            flags |= feature.compiler_flag
+    return flags
+
+
+def _read(path: str) -> dict[bytes, types.CodeType]:
+    try:
+        with open(path, "rb") as f:
+            loaded = marshal.load(f)
+    except FileNotFoundError:
+        return {}
+    except (OSError, EOFError, ValueError, TypeError) as error:
+        log.info("stored attrs code unreadable (%s): compiling", error)
+        return {}
+    if not isinstance(loaded, dict):
+        return {}
+    return {
+        k: v for k, v in loaded.items() if isinstance(k, bytes) and isinstance(v, types.CodeType)
+    }
+
+
+def _write(path: str, code: dict[bytes, types.CodeType]) -> None:
+    """Atomically: a reader sees the old file or the new one."""
+    folder = os.path.dirname(path)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=folder, prefix=".attrs-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                marshal.dump(code, f)
+            os.replace(temporary, path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+    except OSError as error:
+        log.info("cannot store attrs code in %s: %s", folder, error)

@@ -1,0 +1,95 @@
+"""lsprotocol's classes built from stored attrs code (`nearsym.lsp.prebuilt`).
+
+Each check runs a fresh interpreter: in this one lsprotocol is imported
+already, and a second import would build nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SERVER = str(Path(__file__).resolve().parents[2] / "server")
+
+# Counts attrs' compiles for lsprotocol (their file names start with "<attrs generated"),
+# imports lsprotocol.types (through prebuilt, or plainly with "plain"), and
+# prints the count and a fingerprint of every generated method's code.
+PROBE = r"""
+import attr  # its own classes are compiled on its import, before prebuilt can help
+import builtins, hashlib, json, sys
+compiles = [0]
+real = builtins.compile
+def counting(source, filename, *args, **kwargs):
+    if str(filename).startswith("<attrs generated"):
+        compiles[0] += 1
+    return real(source, filename, *args, **kwargs)
+if sys.argv[1] == "plain":  # as attrs compiles: a wrapper would change the inherited flags
+    import lsprotocol.types as types
+else:
+    builtins.compile = counting
+    from nearsym.lsp.prebuilt import lsprotocol_types
+    types = lsprotocol_types(sys.argv[1])
+def code_print(code):
+    parts = [code.co_code, repr(code.co_names).encode(), repr(code.co_varnames).encode(),
+             repr([c for c in code.co_consts if not hasattr(c, "co_code")]).encode(),
+             code.co_filename.encode(), str(code.co_flags).encode()]
+    return hashlib.sha256(b"\0".join(parts)).hexdigest()
+prints = {}
+for name, cls in sorted(vars(types).items()):
+    if isinstance(cls, type) and hasattr(cls, "__attrs_attrs__"):
+        for method in ("__init__", "__eq__", "__repr__", "__setattr__"):
+            function = cls.__dict__.get(method)
+            if hasattr(function, "__code__"):
+                prints[f"{name}.{method}"] = code_print(function.__code__)
+print(json.dumps({"compiles": compiles[0], "prints": prints}))
+"""
+
+
+def probe(argument: str) -> dict[str, object]:
+    env = {**os.environ, "PYTHONPATH": SERVER}
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, argument],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+    )
+    result: dict[str, object] = json.loads(done.stdout)
+    return result
+
+
+def test_the_second_start_compiles_no_attrs_code(tmp_path: Path) -> None:
+    first = probe(str(tmp_path))
+    assert isinstance(first["compiles"], int) and first["compiles"] > 100
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".marshal")]
+    second = probe(str(tmp_path))
+    assert second["compiles"] == 0
+
+
+def test_stored_code_is_the_code_attrs_compiles(tmp_path: Path) -> None:
+    plain = probe("plain")
+    probe(str(tmp_path))  # stores
+    stored = probe(str(tmp_path))  # uses what was stored
+    assert stored["compiles"] == 0
+    assert isinstance(plain["prints"], dict) and len(plain["prints"]) > 500
+    assert stored["prints"] == plain["prints"]
+
+
+def test_a_damaged_file_is_compiled_again_and_rewritten(tmp_path: Path) -> None:
+    probe(str(tmp_path))
+    (stored,) = [p for p in tmp_path.iterdir() if p.name.endswith(".marshal")]
+    stored.write_bytes(b"\x00not marshal at all")
+    again = probe(str(tmp_path))
+    assert isinstance(again["compiles"], int) and again["compiles"] > 100
+    assert probe(str(tmp_path))["compiles"] == 0
+
+
+def test_an_unwritable_cache_folder_still_imports(tmp_path: Path) -> None:
+    blocked = tmp_path / "file-not-folder"
+    blocked.write_text("")
+    result = probe(str(blocked / "cache"))
+    assert isinstance(result["prints"], dict) and len(result["prints"]) > 500
