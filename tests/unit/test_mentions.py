@@ -4,6 +4,7 @@ cache snapshot, and the rank rule that reads them."""
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -86,6 +87,46 @@ def test_prune_keeps_only_definition_names_and_snapshots_round_trip() -> None:
     assert again.counts(["Config", "run"]) == [2, 1]
     with pytest.raises(ValueError):
         again.install({"mention_keys": keys("a", "b"), "mention_counts": b"\x01\x00"})
+
+
+def test_prune_waits_until_the_keys_added_since_are_many() -> None:
+    counts = MentionCounts()
+    for n in range(80):
+        counts.add(f"f{n}.py", keys(f"Name{n}", f"word{n}"))
+    counts.prune(f"Name{n}" for n in range(80))
+    base = counts.to_parts()
+    restarted = MentionCounts()
+    restarted.add("new.py", keys("Name1", "fresh1", "fresh2"))  # re-parsed before the load
+    restarted.install(base)
+    read: list[str] = []
+
+    def names() -> Iterator[str]:
+        for n in range(80):
+            read.append(f"Name{n}")
+            yield f"Name{n}"
+
+    restarted.prune(names())  # 2 keys added to 80: not worth reading every name
+    assert read == []
+    assert restarted.counts(["Name1", "Name2"]) == [2, 1]  # definition names: exact
+    for n in range(20):  # 20 more keys: 22 of 102, over an eighth
+        restarted.add(f"g{n}.py", keys(f"other{n}"))
+    restarted.prune(names())
+    assert len(read) == 80
+    assert restarted.counts(["fresh1", "other3", "Name1"]) == [0, 0, 2]
+
+
+def test_a_snapshot_remembers_the_keys_added_since_the_last_prune() -> None:
+    counts = MentionCounts()
+    for n in range(80):
+        counts.add(f"f{n}.py", keys(f"Name{n}"))
+    counts.prune(f"Name{n}" for n in range(80))
+    counts.add("x.py", keys(*(f"extra{n}" for n in range(6))))
+    counts.prune([])  # 6 of 86: skipped
+    again = MentionCounts()
+    again.install(counts.to_parts())
+    again.add("y.py", keys(*(f"more{n}" for n in range(6))))
+    again.prune(f"Name{n}" for n in range(80))  # 12 of 92, with the snapshot's 6: pruned
+    assert again.counts(["extra1", "more1", "Name5"]) == [0, 0, 1]
 
 
 def write(root: Path, files: dict[str, str]) -> None:
