@@ -25,6 +25,7 @@ from nearsym.core.words import is_subsequence
 from nearsym.index.cache import Cache
 from nearsym.index.retrieval import TYPOS_BELOW, _Retrieval
 from nearsym.index.store import SymbolIndex
+from nearsym.workspace import indexer as indexer_module
 from nearsym.workspace.config import Config
 from nearsym.workspace.indexer import (
     IndexTarget,
@@ -32,7 +33,7 @@ from nearsym.workspace.indexer import (
     index_namespace,
     save_snapshot,
 )
-from nearsym.workspace.pool import Workers
+from nearsym.workspace.pool import Parsed, Workers
 
 from ..processes import running
 
@@ -446,6 +447,58 @@ def test_open_files_folder_is_indexed_first(tmp_path: Path) -> None:
     assert all(rel.startswith("c/d/") for rel in order[:30])  # then its folder
     assert len(batches[0]) < 30  # searchable a few files at a time
     assert order.index("a/m0.py") > max(order.index(f"c/d/m{n}.py") for n in range(30))
+
+
+@pytest.mark.parametrize("small", [True, False])
+def test_a_restart_parses_the_open_folder_only_where_a_small_snapshot_is_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small: bool
+) -> None:
+    """A snapshot under `SNAPSHOT_FIRST_BYTES` is loaded before the open
+    file's folder, so of that folder only the changed file is parsed; a
+    larger one is loaded after the whole folder is parsed from source."""
+    root = tmp_path / "ws"
+    for folder in ["near", "far"]:
+        for n in range(6):
+            path = root / folder / f"m{n}.py"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"def {folder}_{n}():\n    pass\n")
+    old = time.time() - 60  # older than the racy window: the snapshot trusts it
+    for path in root.rglob("*.py"):
+        os.utime(path, (old, old))
+    cache_dir = str(tmp_path / "cache")
+    index = SymbolIndex(str(root))
+    cache = Cache(str(root), cache_dir)
+    save_snapshot(index, index_into(index, Config(), cache=cache), cache)
+    cache.close()
+    changed = root / "near" / "m3.py"
+    changed.write_text("def near_changed():\n    pass\n")
+    os.utime(changed, (old + 5, old + 5))
+    if not small:
+        monkeypatch.setattr(indexer_module, "SNAPSHOT_FIRST_BYTES", 0)
+    parsed: list[str] = []
+    real = indexer_module.parse_one
+
+    def recording(path: str, rel: str, language: str, limit: int) -> Parsed:
+        parsed.append(rel)
+        return real(path, rel, language, limit)
+
+    monkeypatch.setattr(indexer_module, "parse_one", recording)
+    restarted = SymbolIndex(str(root))
+    cache = Cache(str(root), cache_dir)
+    index_namespace(
+        str(root),
+        Config(),
+        IndexTarget(restarted),
+        cache=cache,
+        focus=lambda: str(root / "near" / "m0.py"),
+    )
+    cache.close()
+    names = {s.name for s in restarted.all_symbols()}
+    assert {"near_0", "near_changed", "far_5"} <= names and "near_3" not in names
+    if small:
+        assert parsed == ["near/m3.py"]
+    else:
+        assert sorted(parsed) == [f"near/m{n}.py" for n in range(6)]
 
 
 def test_the_walk_waits_for_the_gate_and_sees_what_changed_meanwhile(tmp_path: Path) -> None:

@@ -332,6 +332,21 @@ class Cache:
         except sqlite3.Error:
             return []
 
+    def snapshot_bytes(self) -> int:
+        """The size of the last snapshot's parts (0 without one), read off
+        SQLite's record headers, not the parts."""
+        if not self.enabled:
+            return 0
+        try:
+            db = self._connect()
+            try:
+                row = db.execute("SELECT coalesce(sum(length(data)), 0) FROM snapshot").fetchone()
+            finally:
+                db.close()
+        except sqlite3.Error:
+            return 0  # load_snapshot says what is wrong
+        return int(row[0]) if row is not None else 0
+
     def load_snapshot(self) -> dict[str, bytes] | None:
         """The last whole-index snapshot (`SymbolIndex.snapshot`), if any and
         if every part matches its checksum."""
