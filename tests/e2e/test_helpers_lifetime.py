@@ -2,8 +2,8 @@
 (and our watcher's helper, for a client that does not watch files).
 
 The process pool and multiprocessing's forkserver hold tens of MB each
-while idle; they end with the cold index (the resource tracker, 12 MB,
-stays), and a restart whose cache covers the workspace starts none."""
+while idle, the resource tracker 12 MB; they end with the cold index, and a
+restart whose cache covers the workspace starts none."""
 
 from __future__ import annotations
 
@@ -22,9 +22,10 @@ FIXTURE = Path(__file__).parent.parent / "fixtures" / "polyglot"
 WATCHING = {"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}}
 
 
-async def _helpers_after_index(root: Path) -> tuple[list[bytes], list[bytes]]:
-    """(helpers while indexing, helpers a moment after the index ended)."""
-    client = await RawClient.start()
+async def _helpers_after_index(root: Path) -> tuple[list[bytes], list[bytes], str]:
+    """(helpers while indexing, helpers a moment after the index ended, the
+    server's stderr)."""
+    client = await RawClient.start(stderr=True)
     seen: dict[int, bytes] = {}
     try:
         await client.request(
@@ -55,9 +56,9 @@ async def _helpers_after_index(root: Path) -> tuple[list[bytes], list[bytes]]:
                 break
             await asyncio.sleep(0.05)
         assert (await client.request("workspace/symbol", {"query": "register"}))["result"]
-        return sorted(seen.values()), sorted(after.values())
     finally:
         await client.close()
+    return sorted(seen.values()), sorted(after.values()), await client.errors()
 
 
 async def test_pool_and_multiprocessing_helpers_end_with_the_cold_index(
@@ -66,12 +67,11 @@ async def test_pool_and_multiprocessing_helpers_end_with_the_cold_index(
     root = tmp_path / "ws"
     shutil.copytree(FIXTURE, root)
     monkeypatch.setenv("NEARSYM_CACHE_DIR", str(tmp_path / "cache"))
-    during, after = await _helpers_after_index(root)
+    during, after, errors = await _helpers_after_index(root)
     assert any(b"forkserver" in c for c in during)  # the cold index used the pool
-    # FIXME: multiprocessing's resource tracker stays (12 MB): stopped with
-    # the pool, the pool's semaphores, collected after it, printed
-    # "Bad file descriptor" tracebacks as they unregistered.
-    assert [c for c in after if b"resource_tracker" not in c] == []
+    assert after == []  # the resource tracker too, once the workers are gone
+    assert "Traceback" not in errors and "leaked" not in errors, errors
     # Restarted on a cache that covers every file: no pool at all.
-    during, after = await _helpers_after_index(root)
+    during, after, errors = await _helpers_after_index(root)
     assert during == [] and after == []
+    assert "Traceback" not in errors, errors

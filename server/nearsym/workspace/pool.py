@@ -6,13 +6,14 @@ reads, parses and extracts a task of files and sends back only the compact
 `FileDefs` blobs, and large segment merges run there too (`merge_segments`)
 so their garbage never grows the server's heap. A worker exits when the
 server does (it watches the server's pidfd), and closing the pool stops the
-forkserver and the resource tracker as well.
+forkserver and, once the workers are gone, the resource tracker as well.
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import gc
 import logging
 import multiprocessing
 import os
@@ -126,6 +127,12 @@ def _alive(pid: int) -> bool:
     return True
 
 
+TRACKER_WAIT = 60.0
+"""Seconds a closed pool's workers get to finish their task before the
+resource tracker is left running (a parse of one chunk takes well under
+that; a worker stuck longer keeps its semaphores)."""
+
+
 class Workers:
     """A process pool, started on first use (`forkserver`: the workers do not
     inherit the server's threads or its stdio streams)."""
@@ -138,6 +145,9 @@ class Workers:
         task (see `kill`)."""
         self._stopped = False
         self._lock = threading.Lock()
+        self._pools = 0
+        """Pools started so far: a tracker is stopped only if no pool
+        started after the one whose end it waited for."""
         self.failures = 0
         self._cpu = 0.0
 
@@ -178,6 +188,7 @@ class Workers:
                     multiprocessing.set_forkserver_preload(
                         ["nearsym.workspace.pool", "nearsym.extract.definitions"]
                     )
+                self._pools += 1
                 self._pool = cf.ProcessPoolExecutor(
                     self.count,
                     mp_context=multiprocessing.get_context(method),
@@ -207,24 +218,60 @@ class Workers:
         tracker that multiprocessing keeps alive for the rest of the
         process otherwise (39 and 12 MB resident on the CPython standard
         library, idle). The next task starts all three again. Without
-        `wait`, workers finish their current task and exit."""
+        `wait`, workers finish their current task and exit, and the tracker
+        is stopped by a thread once they have (`_end_tracker`)."""
         with self._lock:
-            if self._pool is not None:
-                # The process objects (the executor drops them on shutdown)
-                # know when their process is gone, so `kill` never signals a
-                # reused pid.
-                self._retired = [p for p in self._retired if p.exitcode is None]
-                self._retired.extend((self._pool._processes or {}).values())
-                self._pool.shutdown(wait=wait, cancel_futures=True)
-                self._pool = None
-                _stop_multiprocessing_helpers()
+            pool = self._pool
+            if pool is None:
+                return
+            # The process objects (the executor drops them on shutdown)
+            # know when their process is gone, so `kill` never signals a
+            # reused pid.
+            self._retired = [p for p in self._retired if p.exitcode is None]
+            self._retired.extend((pool._processes or {}).values())
+            manager = getattr(pool, "_executor_manager_thread", None)  # shutdown forgets it
+            pool.shutdown(wait=wait, cancel_futures=True)
+            self._pool = None
+            _stop_forkserver()
+            started = self._pools
+        # The queues' semaphores go with the last references to the pool
+        # and to its manager thread (which holds the queues too).
+        held = [manager] if isinstance(manager, threading.Thread) else []
+        del pool, manager
+        if wait:
+            self._end_tracker(held, started)
+        else:
+            threading.Thread(
+                target=self._end_tracker,
+                args=(held, started),
+                name="nearsym-pool-tracker",
+                daemon=True,
+            ).start()
+
+    def _end_tracker(self, held: list[threading.Thread], started: int) -> None:
+        """Stop multiprocessing's resource tracker once the closed pool's
+        semaphores have unregistered from it: after the pool's manager
+        thread (`held`, emptied here) ends, and a collection. Stopped
+        before, each semaphore collected later printed an `OSError: [Errno
+        9] Bad file descriptor` traceback; stopped while a newer pool holds
+        semaphores, the tracker would be started again to hear of them."""
+        if held:
+            manager = held.pop()
+            manager.join(TRACKER_WAIT)
+            if manager.is_alive():
+                return  # a worker still runs: keep the tracker
+            del manager
+        gc.collect()
+        with self._lock:
+            if self._pool is None and self._pools == started:
+                _stop_resource_tracker()
 
     def stop(self) -> None:
         """Close for good (shutdown): later tasks come back cancelled.
         Never waits: a task being submitted holds the lock while the pool
         starts its workers (seconds, with a cold forkserver)."""
         self._stopped = True
-        # Closing waits for the forkserver to end (`_stop_multiprocessing_helpers`),
+        # Closing waits for the forkserver to end (`_stop_forkserver`),
         # which ends only with its last worker: never on the caller's time.
         threading.Thread(target=self.close, name="nearsym-pool-close", daemon=True).start()
 
@@ -253,20 +300,26 @@ class Workers:
                 os.kill(server_pid, signal.SIGKILL)
 
 
-def _stop_multiprocessing_helpers() -> None:
+def _stop_forkserver() -> None:
     """Stop multiprocessing's forkserver process. `_stop` is its private
     method, kept by CPython for its own tests (3.8 to 3.13 at least); where
     it is missing the forkserver stays, as before. It starts again on demand
-    (`ensure_running`). The resource tracker stays: the pool's semaphores
-    unregister from it when they are collected, after this, and with it
-    stopped each printed an `OSError: [Errno 9] Bad file descriptor`
-    traceback on stderr."""
-    from multiprocessing import forkserver
+    (`ensure_running`)."""
+    _stop_helper(forkserver._forkserver)
 
-    for helper in (forkserver._forkserver,):
-        stop = getattr(helper, "_stop", None)
-        if stop is not None:
-            try:
-                stop()
-            except (OSError, ChildProcessError) as error:
-                log.debug("stopping a multiprocessing helper: %s", error)
+
+def _stop_resource_tracker() -> None:
+    """Stop multiprocessing's resource tracker (the same private `_stop`);
+    it starts again when a semaphore is next made."""
+    from multiprocessing import resource_tracker
+
+    _stop_helper(resource_tracker._resource_tracker)
+
+
+def _stop_helper(helper: object) -> None:
+    stop = getattr(helper, "_stop", None)
+    if stop is not None:
+        try:
+            stop()
+        except (OSError, ChildProcessError) as error:
+            log.debug("stopping a multiprocessing helper: %s", error)
