@@ -25,7 +25,6 @@ the watcher, never by neither.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
@@ -33,6 +32,10 @@ import os
 import sys
 import threading
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import asyncio  # the server's end only: see `WatcherProcess`
 
 from nearsym.workspace.children import python_module_command
 
@@ -96,7 +99,11 @@ def main(roots: list[str]) -> int:
 
 
 class WatcherProcess:
-    """The server's end: start the helper, read its batches, stop it."""
+    """The server's end: start the helper, read its batches, stop it.
+
+    Its methods import asyncio where they use it: the helper process runs
+    this module too, and asyncio (with the ssl it loads) would be 11 of its
+    25 MB resident, watching the Linux kernel."""
 
     def __init__(self, roots: list[str]) -> None:
         self.roots = roots
@@ -108,6 +115,8 @@ class WatcherProcess:
         """Watch until stopped (True) or until the helper fails (False);
         `on_ready` is called once the watches are in place, or when the
         helper fails before that (the index must not wait for it)."""
+        import asyncio
+
         # Isolated, from the filesystem root: the helper imports this package
         # from where the server found it, and nothing from the workspace.
         process = await asyncio.create_subprocess_exec(
@@ -146,6 +155,8 @@ class WatcherProcess:
         process = self._process
         if process is None:
             return
+        import asyncio
+
         self.close()
         try:
             await asyncio.wait_for(process.wait(), timeout=5)
