@@ -7,6 +7,7 @@ protocol.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import os
@@ -472,6 +473,7 @@ def run_serve(args: argparse.Namespace) -> int:
             )
     configure()
     server = make_server()
+    gc.enable()  # paused for the start-up's imports (`nearsym.__main__`)
     if args.tcp:
         try:
             serve_tcp(server.protocol, server, host, port)
@@ -506,6 +508,7 @@ def _run(argv: Sequence[str] | None) -> int:
     )
     if args.command == "serve":
         return run_serve(args)
+    gc.enable()  # paused for the start-up's imports (`nearsym.__main__`)
     if args.command == "eval":
         return run_eval(args)
     if args.command == "index":
