@@ -96,6 +96,26 @@ def test_buffer_text_overrides_the_disk(tmp_path: Path) -> None:
     assert found == {str(tmp_path / "b.py")}
 
 
+def test_a_buffer_too_large_to_read_from_disk_is_not_parsed_for_imports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parsing it would hold the interpreter lock for seconds; a file that
+    large on disk is not read either (`MAX_READ_BYTES`)."""
+    ns = workspace(tmp_path, {"a.py": "", "b.py": "def f(): pass\n"})
+    parsed: list[int] = []
+    real = relations_module.extract_imports
+    monkeypatch.setattr(
+        relations_module,
+        "extract_imports",
+        lambda source, spec: parsed.append(len(source)) or real(source, spec),
+    )
+    huge = b"import b\n" + b"# padding\n" * (relations_module.MAX_READ_BYTES // 10)
+    assert Relations().related_files(str(tmp_path / "a.py"), ns, huge) == frozenset()
+    assert parsed == []
+    small = Relations().related_files(str(tmp_path / "a.py"), ns, b"import b\n")
+    assert small == {str(tmp_path / "b.py")} and parsed[0] == 9  # then b.py's own
+
+
 def test_imported_file_wins_a_name_tie() -> None:
     imported = sym("parse", "lib/imported.py")
     other = sym("parse", "aaa/other.py")

@@ -178,6 +178,10 @@ class Relations:
                 source = read_source(path, MAX_READ_BYTES)
             except (OSError, SkippedFile):
                 return []
+        elif len(source) > MAX_READ_BYTES:
+            # An unsaved buffer too large to read from disk: parsed here it
+            # held the interpreter lock for seconds (a 10 MB buffer: 4 s).
+            return []
         refs = extract_imports(source, spec)
         out: list[tuple[ImportRef, list[str]]] = [(ref, []) for ref in refs]
         for ns in namespaces:
