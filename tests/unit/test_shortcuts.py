@@ -1,0 +1,139 @@
+"""The query path's shortcuts against the slow ways they replace.
+
+Each shortcut of retrieval (a look-up made cheaper, a scan made in numpy)
+must give what the slow way gives: the same keys, the same entries, the
+same pool. These tests build small generated trees and compare the two,
+pools rather than final answers, so a difference cannot hide behind the
+rerank.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nearsym.core.model import Kind
+from nearsym.index import retrieval, where
+from nearsym.index.encoding import joined
+from nearsym.index.retrieval import _Retrieval, _shared, _Span
+from nearsym.index.store import SymbolIndex
+
+from .helpers import sym
+
+_PIECES = ["r", "rx", "tx", "a", "aa", "ab", "ring", "reader", "/", ".", "_", "x"]
+
+
+def _blob(rng: random.Random, count: int) -> tuple[bytes, object]:
+    import numpy as np
+
+    keys = ["".join(rng.choice(_PIECES) for _ in range(rng.randint(0, 6))) for _ in range(count)]
+    blob = joined(keys)
+    offsets = np.flatnonzero(np.frombuffer(blob, dtype=np.uint8) == 10)
+    return blob, offsets
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    seed=st.integers(0, 100_000),
+    needle=st.sampled_from(["r", "a", "aa", "aaa", "ab", "aba", "rx", "x.r", "/r", "ring", "q"]),
+    limit=st.sampled_from([0, 1, 3, 10, 20_000]),
+)
+def test_starting_in_numpy_finds_the_keys_the_find_loop_finds(
+    seed: int, needle: str, limit: int
+) -> None:
+    """`_starting` (numpy over the blob) and `_starting_slowly` (one `find`
+    per occurrence) agree, including when they give up (`_MOST_STARTS`,
+    overlapping occurrences counted: `aa` in `aaaa`)."""
+    import numpy as np
+
+    rng = random.Random(seed)
+    blob, offsets = _blob(rng, rng.randint(0, 60))
+    saved = where._MOST_STARTS
+    where._MOST_STARTS = limit
+    try:
+        for after in (b"\n/.", b"\n."):
+            for dtype in (np.int64, np.uint32):
+                typed = np.asarray(offsets, dtype=dtype)
+                fast = where._starting(blob, typed, needle.encode(), after)
+                slow = where._starting_slowly(blob, typed, needle.encode(), after)
+                if slow is None:
+                    assert fast is None
+                else:
+                    assert fast is not None and fast.tolist() == slow.tolist()
+    finally:
+        where._MOST_STARTS = saved
+
+
+def test_shared_counts_the_common_start() -> None:
+    rng = random.Random(7)
+    for _ in range(2_000):
+        a = bytes(rng.choice(b"ab\xff\x00") for _ in range(rng.randint(0, 9)))
+        b = bytes(rng.choice(b"ab\xff\x00") for _ in range(rng.randint(0, 9)))
+        n = 0
+        while n < min(len(a), len(b)) and a[n] == b[n]:
+            n += 1
+        assert _shared(a, b) == n, (a, b)
+
+
+def _names_index(rng: random.Random, files: int = 30) -> SymbolIndex:
+    """Names close to one another (one edit apart, or differing only in
+    case), so that typo look-ups find many."""
+    stems = ["reader", "readers", "raeder", "reder", "Reader", "READER", "ring", "rings", "rign"]
+    index = SymbolIndex("/ws")
+    for f in range(files):
+        rel = f"pkg{f % 4}/m{f}.go"
+        defs = [
+            sym(rng.choice(stems) + rng.choice(["", "x", "X", "_b", "Buf", "buf"]), rel, line=line)
+            for line in range(rng.randint(1, 9))
+        ]
+        index.replace_file(rel, defs)
+    return index
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_span_look_ups_are_the_segments_exact_look_ups(seed: int) -> None:
+    rng = random.Random(seed)
+    index = _names_index(rng)
+    probes = [b"reader", b"readerx", b"ring", b"rin", b"r", b"", b"zzz", b"reader_b", b"ringsbuf"]
+    for seg in index.segments:
+        for start in [b"", b"r", b"re", b"read", b"reader", b"rings", b"q"]:
+            among = seg.starting(start)
+            for small in (True, False):
+                saved = retrieval.SMALL_SPAN
+                retrieval.SMALL_SPAN = 1 << 30 if small else -1
+                try:
+                    span = _Span(seg, among)
+                finally:
+                    retrieval.SMALL_SPAN = saved
+                for key in probes:
+                    want = seg.exact(key, among)
+                    got = span.exact(key)
+                    assert list(got) == list(want), (start, key, small)
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("text", ["reader", "readerbuf", "rings", "raederx", "rignbuf"])
+def test_typo_pool_is_the_same_with_and_without_span_dicts(seed: int, text: str) -> None:
+    """The typo fallback's rows do not depend on how its exact look-ups
+    are made (a dict of a small span, or a bisection)."""
+    rng = random.Random(seed)
+    index = SymbolIndex("/ws")
+    # Several segments: a file replaced on its own gets a segment of its own.
+    big = _names_index(rng, 40)
+    for rel in big.files:
+        index.replace_file(rel, list(big.symbols_of(rel)))
+    index.replace_file("extra/one.go", [sym("readr", "extra/one.go", Kind.STRUCT)])
+
+    def pool(small: int) -> list[tuple[str, int, str]]:
+        saved = retrieval.SMALL_SPAN
+        retrieval.SMALL_SPAN = small
+        try:
+            rows = _Retrieval(index).typos(text, 500, [])
+        finally:
+            retrieval.SMALL_SPAN = saved
+        return [(s.path, s.span.line, s.name) for s in rows]
+
+    assert pool(1 << 30) == pool(-1)
