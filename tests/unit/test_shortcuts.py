@@ -16,10 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nearsym.core.model import Kind
-from nearsym.index import retrieval, where
+from nearsym.index import retrieval, subset, where
 from nearsym.index.encoding import joined
-from nearsym.index.retrieval import _Retrieval, _shared, _Span
+from nearsym.index.retrieval import _Retrieval
 from nearsym.index.store import SymbolIndex
+from nearsym.index.subset import Starting, shared_start
 
 from .helpers import sym
 
@@ -75,7 +76,7 @@ def test_shared_counts_the_common_start() -> None:
         n = 0
         while n < min(len(a), len(b)) and a[n] == b[n]:
             n += 1
-        assert _shared(a, b) == n, (a, b)
+        assert shared_start(a, b) == n, (a, b)
 
 
 def _names_index(rng: random.Random, files: int = 30) -> SymbolIndex:
@@ -102,12 +103,12 @@ def test_span_look_ups_are_the_segments_exact_look_ups(seed: int) -> None:
         for start in [b"", b"r", b"re", b"read", b"reader", b"rings", b"q"]:
             among = seg.starting(start)
             for small in (True, False):
-                saved = retrieval.SMALL_SPAN
-                retrieval.SMALL_SPAN = 1 << 30 if small else -1
+                saved = subset.SMALL_SPAN
+                subset.SMALL_SPAN = 1 << 30 if small else -1
                 try:
-                    span = _Span(seg, among)
+                    span = Starting(seg, among)
                 finally:
-                    retrieval.SMALL_SPAN = saved
+                    subset.SMALL_SPAN = saved
                 for key in probes:
                     want = seg.exact(key, among)
                     got = span.exact(key)
@@ -128,12 +129,57 @@ def test_typo_pool_is_the_same_with_and_without_span_dicts(seed: int, text: str)
     index.replace_file("extra/one.go", [sym("readr", "extra/one.go", Kind.STRUCT)])
 
     def pool(small: int) -> list[tuple[str, int, str]]:
-        saved = retrieval.SMALL_SPAN
-        retrieval.SMALL_SPAN = small
+        saved = subset.SMALL_SPAN
+        subset.SMALL_SPAN = small
         try:
             rows = _Retrieval(index).typos(text, 500, [])
         finally:
-            retrieval.SMALL_SPAN = saved
+            subset.SMALL_SPAN = saved
         return [(s.path, s.span.line, s.name) for s in rows]
 
     assert pool(1 << 30) == pool(-1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    seed=st.integers(0, 100_000),
+    text=st.sampled_from(["r", "rx", "ra", "aa", "aaa", "x.r", "ring", "rb_", "_", "q"]),
+)
+def test_holding_in_order_is_the_subsequence_regex(seed: int, text: str) -> None:
+    """`encoding.holding_in_order` (numpy) and `keys.Subsequence` (a regex
+    over the sliced keys) pass the same keys."""
+    import numpy as np
+
+    from nearsym.index.encoding import holding_in_order, slices
+    from nearsym.index.keys import Subsequence
+
+    rng = random.Random(seed)
+    blob, offsets = _blob(rng, rng.randint(0, 80))
+    count = len(offsets) - 1  # type: ignore[arg-type]
+    ids = np.asarray(sorted(rng.sample(range(count), rng.randint(0, count))), dtype=np.uint32)
+    rng.shuffle(ids)
+    want = Subsequence(text.encode()).passing(slices(blob, offsets, ids))  # type: ignore[arg-type]
+    got = holding_in_order(blob, offsets, ids, text.encode())  # type: ignore[arg-type]
+    assert got.tolist() == want
+
+
+@pytest.mark.parametrize("owner", ["r", "rd", "rdr", "reader", "ringbuf", "x", "ab", "_b"])
+def test_owners_like_is_the_same_in_numpy_and_by_regex(owner: str) -> None:
+    index = _names_index(random.Random(3), 40)
+    for f in range(60):
+        rel = f"own/f{f}.go"
+        owners = ["Reader", "RingBuf", "rdr", "ab_b", "x.Reader", "Rx", "AB"]
+        index.replace_file(
+            rel,
+            [sym(f"m{k}", rel, Kind.METHOD, owners[(f + k) % len(owners)], k) for k in range(5)],
+        )
+    for seg in index.segments:
+        saved = retrieval.OWNERS_IN_NUMPY
+        try:
+            retrieval.OWNERS_IN_NUMPY = 0
+            fast = retrieval._owners_like(seg, owner.encode())
+            retrieval.OWNERS_IN_NUMPY = 1 << 30
+            slow = retrieval._owners_like(seg, owner.encode())
+        finally:
+            retrieval.OWNERS_IN_NUMPY = saved
+        assert fast.tolist() == slow.tolist(), owner

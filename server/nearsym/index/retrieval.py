@@ -47,7 +47,6 @@ allowed rather than the index.
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -62,10 +61,10 @@ from nearsym.core.query import Query
 from nearsym.core.typos import TYPO_MIN_LENGTH, variants
 from nearsym.core.words import is_subsequence
 from nearsym.index import where
-from nearsym.index.encoding import slices
+from nearsym.index.encoding import U32, char_mask, holding_in_order
 from nearsym.index.keys import KeyCheck, Subsequence, Substring, merged_keys
 from nearsym.index.segment import Segment
-from nearsym.index.subset import Within
+from nearsym.index.subset import Starting, Within, shared_start
 
 VERIFY_BUDGET = 8_000
 """Names a query may test in the substring and subsequence tiers."""
@@ -303,14 +302,14 @@ class _Retrieval:
         typed = _bytes(text)
         # A variant shares its start with the query: it is searched among the
         # names starting so (a few, for an edit late in a long query).
-        among: dict[tuple[int, int], _Span] = {}
+        among: dict[tuple[int, int], Starting] = {}
         for variant in variants(text):
             key = _bytes(variant)
-            kept = _shared(key, typed)
+            kept = shared_start(key, typed)
             for s_no, seg in enumerate(self.segs):
                 span = among.get((s_no, kept))
                 if span is None:
-                    span = among[s_no, kept] = _Span(seg, seg.starting(typed[:kept]))
+                    span = among[s_no, kept] = Starting(seg, seg.starting(typed[:kept]))
                 if r := span.exact(key):
                     found.append((s_no, seg, [np.arange(r.start, r.stop, dtype=np.uint32)]))
         found.sort(key=lambda f: (f[1].key(int(f[2][0][0])), f[0]))
@@ -505,57 +504,6 @@ class _Retrieval:
         return pool
 
 
-def _shared(a: bytes, b: bytes) -> int:
-    """How many bytes `a` and `b` start with alike."""
-    n = min(len(a), len(b))
-    # The first differing byte is the highest set byte of the two starts'
-    # exclusive or, read as big-endian numbers (no Python loop per byte).
-    differ = int.from_bytes(a[:n], "big") ^ int.from_bytes(b[:n], "big")
-    return n if not differ else n - 1 - (differ.bit_length() - 1) // 8
-
-
-SMALL_SPAN = 1_024
-"""A span of entries up to this long is read into a dict for the typo
-fallback's exact look-ups: a long query's hundreds of variants mostly
-share a long start with it and are looked up among a few entries, and
-a dict answers each in one step where a bisection calls `Segment.key` a
-dozen times (measured: 1,369 variants of an 18-letter query bisected in
-8 ms on the Linux kernel). Reading the span costs one slice a key."""
-
-
-class _Span:
-    """The entries of a segment that start alike (`Segment.starting`), for
-    exact look-ups: `Segment.exact(key, among)` as a dict of the span's
-    keys when it is small (`SMALL_SPAN`), else one bisection and a step
-    past the equal keys."""
-
-    __slots__ = ("keys", "seg", "span")
-
-    def __init__(self, seg: Segment, span: range) -> None:
-        self.seg = seg
-        self.span = span
-        self.keys: dict[bytes, range] | None = None
-        if len(span) <= SMALL_SPAN:
-            keys: dict[bytes, range] = {}
-            ids = np.arange(span.start, span.stop, dtype=np.uint32)
-            for e, key in zip(span, slices(seg.lower, seg.lo_off, ids), strict=True):
-                # Equal keys (names that differ only in case) are adjacent.
-                got = keys.get(key)
-                keys[key] = range(e, e + 1) if got is None else range(got.start, e + 1)
-            self.keys = keys
-
-    def exact(self, key: bytes) -> range:
-        """The entries of the span equal to `key` (empty when none)."""
-        if self.keys is not None:
-            return self.keys.get(key, range(0))
-        seg, end = self.seg, self.span.stop
-        lo = bisect.bisect_left(seg, key, self.span.start, end)
-        hi = lo
-        while hi < end and seg.key(hi) == key:
-            hi += 1
-        return range(lo, hi)
-
-
 def _of(ids: NDArray[np.uint32], only: Within | None) -> NDArray[np.uint32]:
     """The entries `ids` in `only` (all of them without it)."""
     return ids if only is None else only.of(ids)
@@ -567,13 +515,29 @@ def _bytes(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
+OWNERS_IN_NUMPY = 256
+"""Containers from which `_owners_like` tests them all at once in numpy
+(`encoding.holding_in_order`) rather than by the regex of sliced keys: a
+guess at where the numpy pass's fixed cost (a pass per byte of the owner
+over the containers' bytes) falls below a regex step per key."""
+
+
 def _owners_like(seg: Segment, owner: bytes) -> NDArray[np.bool_]:
     """Per container of `seg`: does it hold `owner` in order?"""
     ok = np.zeros(seg.container_count, dtype=bool)
-    maybe = seg.owners(owner)
     if len(owner) == 1 and (97 <= owner[0] <= 122 or owner[0] == 95):
-        ok[maybe] = True  # a letter's (or `_`'s) mask bit is exact
+        m = U32(char_mask(owner))
+        ok[(seg.cont_masks & m) == m] = True  # a letter's (or `_`'s) mask bit is exact
         return ok
+    if b"\n" not in owner:
+        # Only which containers pass counts here: not `Segment.owners`'
+        # shortest-first order, which costs a sort.
+        m = U32(char_mask(owner))
+        some = np.flatnonzero((seg.cont_masks & m) == m)
+        if len(some) >= OWNERS_IN_NUMPY:
+            ok[some[holding_in_order(seg.cont_lower, seg.cont_off, some, owner)]] = True
+            return ok
+    maybe = seg.owners(owner)
     check = Subsequence(owner)
     for at in range(0, len(maybe), 4096):
         ids = maybe[at : at + 4096]

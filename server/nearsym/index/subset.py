@@ -6,16 +6,34 @@ the rows of a few containers or files. The lookups given such a subset
 (`Segment.prefix`, `initials`, `containing`, `subsequence`) read only its
 entries, in the order they would read them from the whole segment, so the
 pool is the same and its cost follows the subset.
+
+The typo fallback's exact look-ups are made among the entries that start
+as the query does (`Starting`), a few for an edit late in a long query.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import bisect
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-from nearsym.index.encoding import by_length, find_sorted, masks_of
+from nearsym.index.encoding import by_length, find_sorted, masks_of, slices
+
+
+class Keys(Protocol):
+    """What `Starting` reads of a segment (`Segment`, which imports this
+    module): its keys, bisectable."""
+
+    lower: bytes
+    lo_off: NDArray[Any]
+
+    def key(self, e: int) -> bytes: ...
+
+    def __getitem__(self, e: int) -> bytes: ...
+
+    def __len__(self) -> int: ...
 
 
 class Within:
@@ -56,3 +74,54 @@ class Within:
             low = np.frombuffer(self.lower, dtype=np.uint8)
             self._masks = masks_of(low, off, self._order)
         return self._order, self._masks
+
+
+def shared_start(a: bytes, b: bytes) -> int:
+    """How many bytes `a` and `b` start with alike."""
+    n = min(len(a), len(b))
+    # The first differing byte is the highest set byte of the two starts'
+    # exclusive or, read as big-endian numbers (no Python loop per byte).
+    differ = int.from_bytes(a[:n], "big") ^ int.from_bytes(b[:n], "big")
+    return n if not differ else n - 1 - (differ.bit_length() - 1) // 8
+
+
+SMALL_SPAN = 1_024
+"""A span of entries up to this long is read into a dict for the typo
+fallback's exact look-ups: a long query's hundreds of variants mostly
+share a long start with it and are looked up among a few entries, and
+a dict answers each in one step where a bisection calls `Segment.key` a
+dozen times (measured: 1,369 variants of an 18-letter query bisected in
+8 ms on the Linux kernel). Reading the span costs one slice a key."""
+
+
+class Starting:
+    """The entries of a segment that start alike (`Segment.starting`), for
+    exact look-ups: `Segment.exact(key, among)` as a dict of the span's
+    keys when it is small (`SMALL_SPAN`), else one bisection and a step
+    past the equal keys."""
+
+    __slots__ = ("keys", "seg", "span")
+
+    def __init__(self, seg: Keys, span: range) -> None:
+        self.seg = seg
+        self.span = span
+        self.keys: dict[bytes, range] | None = None
+        if len(span) <= SMALL_SPAN:
+            keys: dict[bytes, range] = {}
+            ids = np.arange(span.start, span.stop, dtype=np.uint32)
+            for e, key in zip(span, slices(seg.lower, seg.lo_off, ids), strict=True):
+                # Equal keys (names that differ only in case) are adjacent.
+                got = keys.get(key)
+                keys[key] = range(e, e + 1) if got is None else range(got.start, e + 1)
+            self.keys = keys
+
+    def exact(self, key: bytes) -> range:
+        """The entries of the span equal to `key` (empty when none)."""
+        if self.keys is not None:
+            return self.keys.get(key, range(0))
+        seg, end = self.seg, self.span.stop
+        lo = bisect.bisect_left(seg, key, self.span.start, end)
+        hi = lo
+        while hi < end and seg.key(hi) == key:
+            hi += 1
+        return range(lo, hi)

@@ -291,6 +291,10 @@ def _paths_of(seg: Segment, paths_of: PathsOf) -> tuple[bytes, NDArray[np.int64]
 _MOST_STARTS = 20_000
 """Matches `_starting` reads before it gives up (a part so common that
 a mask would hold most rows)."""
+_FEW_STARTS = 1_000
+"""Occurrences (as `bytes.count` counts them) up to which `_starting`
+finds them one `find` at a time: fewer steps than numpy's passes over
+the whole blob (a guess; both give the same keys)."""
 
 
 def _starting(
@@ -303,12 +307,16 @@ def _starting(
     The occurrences are found with numpy over the blob's bytes, not with a
     `find` per occurrence: a one-letter part (`r.tx_m`) occurs over 20,000
     times in the Linux kernel's paths, and reading that many took 5 ms a
-    blob to give up. (A needle holding a newline, never a where-part, is
-    read occurrence by occurrence, `_starting_slowly`.)"""
+    blob to give up. (A needle holding a newline, never a where-part, and
+    one of few occurrences are read occurrence by occurrence,
+    `_starting_slowly`.)"""
     if not needle or b"\n" in needle:
         return _starting_slowly(blob, offsets, needle, after)
-    if blob.count(needle) > _MOST_STARTS:  # non-overlapping: a lower bound
+    count = blob.count(needle)  # non-overlapping: a lower bound
+    if count > _MOST_STARTS:
         return None
+    if count <= _FEW_STARTS:
+        return _starting_slowly(blob, offsets, needle, after)
     data = np.frombuffer(blob, dtype=np.uint8)
     n = len(needle)
     found = np.flatnonzero(data[: max(0, len(data) - n + 1)] == needle[0])
