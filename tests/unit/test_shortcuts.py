@@ -9,7 +9,9 @@ rerank.
 
 from __future__ import annotations
 
+import itertools
 import random
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -17,8 +19,10 @@ from hypothesis import strategies as st
 
 from nearsym.core.model import Kind
 from nearsym.index import retrieval, subset, where
-from nearsym.index.encoding import joined
+from nearsym.index.encoding import joined, slices
+from nearsym.index.keys import KeyCheck, Subsequence, Substring, merged_keys
 from nearsym.index.retrieval import _Retrieval
+from nearsym.index.segment import Segment
 from nearsym.index.store import SymbolIndex
 from nearsym.index.subset import Starting, shared_start
 
@@ -150,8 +154,7 @@ def test_holding_in_order_is_the_subsequence_regex(seed: int, text: str) -> None
     over the sliced keys) pass the same keys."""
     import numpy as np
 
-    from nearsym.index.encoding import holding_in_order, slices
-    from nearsym.index.keys import Subsequence
+    from nearsym.index.encoding import holding_in_order
 
     rng = random.Random(seed)
     blob, offsets = _blob(rng, rng.randint(0, 80))
@@ -183,3 +186,66 @@ def test_owners_like_is_the_same_in_numpy_and_by_regex(owner: str) -> None:
         finally:
             retrieval.OWNERS_IN_NUMPY = saved
         assert fast.tolist() == slow.tolist(), owner
+
+
+def _merged_slowly(sources, owners, check, budget):  # type: ignore[no-untyped-def]
+    """`keys.merged_keys` as it was: a Python step per key, and a merge
+    even of one source (the reference for the budget's spending)."""
+    import heapq
+
+    def walk(s_no, seg, chunks):  # type: ignore[no-untyped-def]
+        blob = seg.cont_lower if owners else seg.lower
+        offsets = seg.cont_off if owners else seg.lo_off
+        for ids in chunks:
+            for at in range(0, len(ids), 256):
+                chunk = ids[at : at + 256]
+                if check is not None and budget is not None:
+                    if budget[0] <= 0:
+                        return
+                    budget[0] -= len(chunk)
+                keys = slices(blob, offsets, chunk)
+                passing = check.passing(keys) if check is not None else None
+                sizes = seg.cont_lengths[chunk].tolist() if owners else list(map(len, keys))
+                for i, (e, n) in enumerate(zip(chunk.tolist(), sizes, strict=True)):
+                    if passing is None or passing[i]:
+                        yield (n, keys[i], s_no, e)
+
+    return heapq.merge(*(walk(s_no, seg, chunks) for s_no, seg, chunks in sources))
+
+
+def _sources(segs: list[Segment], q: bytes, owners: bool) -> list[Any]:
+    if owners:
+        return [(n, seg, [seg.owners(q)]) for n, seg in enumerate(segs)]
+    return [(n, seg, seg.subsequence(q)) for n, seg in enumerate(segs)]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_merged_keys_spend_the_budget_as_the_key_by_key_walk_did(seed: int) -> None:
+    """Read the same number of keys from `merged_keys` and from the
+    key-by-key reference: the same keys, and the same budget left (the
+    next tier starts from it), with one segment or several."""
+    rng = random.Random(seed)
+    index = SymbolIndex("/ws")
+    words = ["reader", "ring", "buf", "scan", "tx", "rx", "at", "pos"]
+    for f in range(rng.choice([1, 3])):
+        for g in range(300):
+            rel = f"d{f}/m{g}.go"
+            names = ["_".join(rng.sample(words, rng.randint(1, 3))) for _ in range(4)]
+            rows = [sym(n, rel, Kind.METHOD, rng.choice(words), k) for k, n in enumerate(names)]
+            index.replace_file(rel, rows)
+    segs = index.segments
+    checks: list[tuple[bytes, KeyCheck | None]] = [
+        (b"r", Subsequence(b"r")),
+        (b"rb", Subsequence(b"rb")),
+        (b"ing", Substring(b"ing")),
+        (b"x", None),
+    ]
+    for q, check in checks:
+        for owners in (False, True):
+            for take in (0, 1, 100, 700, 10_000):
+                for start in (300, 2_000, 100_000):
+                    spent, reference = [start], [start]
+                    fast = merged_keys(_sources(segs, q, owners), owners, check, spent)
+                    slow = _merged_slowly(_sources(segs, q, owners), owners, check, reference)
+                    assert list(itertools.islice(fast, take)) == list(itertools.islice(slow, take))
+                    assert spent == reference, (q, owners, take, start, len(segs))

@@ -96,10 +96,18 @@ def merged_keys(
                         return
                     budget[0] -= len(chunk)
                 keys = slices(blob, offsets, chunk)
-                passing = check.passing(keys) if check is not None else None
                 sizes = seg.cont_lengths[chunk].tolist() if owners else list(map(len, keys))
-                for i, (e, n) in enumerate(zip(chunk.tolist(), sizes, strict=True)):
-                    if passing is None or passing[i]:
-                        yield (n, keys[i], s_no, e)
+                # A chunk's keys are listed at once and handed over one by
+                # one: the stream is read as lazily as before (the next
+                # chunk, and its share of the budget, only when the last
+                # key of this one has been taken), at a C step a key.
+                listed = zip(sizes, keys, itertools.repeat(s_no), chunk.tolist())
+                if check is not None:
+                    yield from itertools.compress(listed, check.passing(keys))
+                else:
+                    yield from listed
 
+    if len(sources) == 1:  # nothing to merge
+        s_no, seg, chunks = sources[0]
+        return walk(s_no, seg, chunks)
     return heapq.merge(*(walk(s_no, seg, chunks) for s_no, seg, chunks in sources))
