@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nearsym.core.model import Kind
+from nearsym.index import keys as key_walk
 from nearsym.index import retrieval, subset, where
 from nearsym.index.encoding import joined, slices
 from nearsym.index.keys import KeyCheck, Subsequence, Substring, merged_keys
@@ -154,16 +155,20 @@ def test_holding_in_order_is_the_subsequence_regex(seed: int, text: str) -> None
     over the sliced keys) pass the same keys."""
     import numpy as np
 
-    from nearsym.index.encoding import holding_in_order
+    from nearsym.index.encoding import holding, holding_in_order
 
     rng = random.Random(seed)
     blob, offsets = _blob(rng, rng.randint(0, 80))
     count = len(offsets) - 1  # type: ignore[arg-type]
     ids = np.asarray(sorted(rng.sample(range(count), rng.randint(0, count))), dtype=np.uint32)
     rng.shuffle(ids)
-    want = Subsequence(text.encode()).passing(slices(blob, offsets, ids))  # type: ignore[arg-type]
+    keys = slices(blob, offsets, ids)  # type: ignore[arg-type]
+    want = Subsequence(text.encode()).passing(keys)
     got = holding_in_order(blob, offsets, ids, text.encode())  # type: ignore[arg-type]
     assert got.tolist() == want
+    # and the substrings (`encoding.holding`, `keys.Substring`)
+    held = holding(blob, offsets, ids, text.encode())  # type: ignore[arg-type]
+    assert held.tolist() == Substring(text.encode()).passing(keys)
 
 
 @pytest.mark.parametrize("owner", ["r", "rd", "rdr", "reader", "ringbuf", "x", "ab", "_b"])
@@ -219,8 +224,9 @@ def _sources(segs: list[Segment], q: bytes, owners: bool) -> list[Any]:
     return [(n, seg, seg.subsequence(q)) for n, seg in enumerate(segs)]
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_merged_keys_spend_the_budget_as_the_key_by_key_walk_did(seed: int) -> None:
+@pytest.mark.parametrize("block", [1, 256, 1_024])
+@pytest.mark.parametrize("seed", range(8))
+def test_merged_keys_spend_the_budget_as_the_key_by_key_walk_did(seed: int, block: int) -> None:
     """Read the same number of keys from `merged_keys` and from the
     key-by-key reference: the same keys, and the same budget left (the
     next tier starts from it), with one segment or several."""
@@ -239,13 +245,16 @@ def test_merged_keys_spend_the_budget_as_the_key_by_key_walk_did(seed: int) -> N
         (b"rb", Subsequence(b"rb")),
         (b"ing", Substring(b"ing")),
         (b"x", None),
+        (b"t", KeyCheck()),
     ]
     for q, check in checks:
         for owners in (False, True):
             for take in (0, 1, 100, 700, 10_000):
                 for start in (300, 2_000, 100_000):
                     spent, reference = [start], [start]
+                    key_walk.FIRST_BLOCK = block
                     fast = merged_keys(_sources(segs, q, owners), owners, check, spent)
                     slow = _merged_slowly(_sources(segs, q, owners), owners, check, reference)
                     assert list(itertools.islice(fast, take)) == list(itertools.islice(slow, take))
                     assert spent == reference, (q, owners, take, start, len(segs))
+    key_walk.FIRST_BLOCK = 1_024

@@ -179,6 +179,7 @@ def holding_in_order(
     data = np.frombuffer(blob, dtype=np.uint8)[ranges(starts, counts)]
     ends = np.cumsum(counts)
     at = ends - counts  # where the next byte of `text` is looked for, per key
+    alive = np.arange(n)  # the keys that hold `text`'s bytes so far
     found: dict[int, NDArray[np.intp]] = {}
     for b in text:
         places = found.get(b)
@@ -186,11 +187,44 @@ def holding_in_order(
             places = found[b] = np.flatnonzero(data == b)
         k = np.searchsorted(places, at)
         # Past the last place: beyond every key's end.
-        nxt = np.full(n, len(data), dtype=np.int64)
+        nxt = np.full(len(at), len(data), dtype=np.int64)
         inside = k < len(places)
         nxt[inside] = places[k[inside]]
-        at = nxt + 1
-    held: NDArray[np.bool_] = at <= ends  # the last byte found inside the key
+        # A key whose byte lies past its end fails; the rest go on.
+        kept = nxt < ends[alive]
+        alive, at = alive[kept], nxt[kept] + 1
+        if not len(alive):
+            break
+    held = np.zeros(n, dtype=bool)
+    held[alive] = True
+    return held
+
+
+def holding(
+    blob: bytes, offsets: NDArray[Any], ids: NDArray[Any], text: bytes
+) -> NDArray[np.bool_]:
+    """Per key `ids` of a newline-joined blob: does it hold the bytes of
+    `text` together (a substring)? `keys.Substring` for many keys at once:
+    their bytes gathered, the places of `text`'s first byte narrowed by
+    each next byte, and a place kept when `text` ends inside its key."""
+    n = len(ids)
+    if not len(text):
+        return np.ones(n, dtype=bool)
+    ids = np.asarray(ids, dtype=np.int64)
+    starts = offsets[ids].astype(np.int64) + 1
+    counts = offsets[ids + 1].astype(np.int64) - starts
+    data = np.frombuffer(blob, dtype=np.uint8)[ranges(starts, counts)]
+    ends = np.cumsum(counts)
+    size = len(text)
+    at = np.flatnonzero(data[: max(0, len(data) - size + 1)] == text[0])
+    for k in range(1, size):
+        if not len(at):
+            break
+        at = at[data[at + k] == text[k]]
+    key = np.searchsorted(ends, at, side="right")  # the key each place is in
+    inside = at + size <= ends[key] if len(at) else np.zeros(0, dtype=bool)
+    held = np.zeros(n, dtype=bool)
+    held[key[inside]] = True
     return held
 
 

@@ -15,11 +15,12 @@ import heapq
 import itertools
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from nearsym.index.encoding import slices
+from nearsym.index.encoding import holding, holding_in_order, slices
 from nearsym.index.segment import Segment
 
 
@@ -41,10 +42,24 @@ class KeyCheck:
     def passing(self, keys: list[bytes]) -> list[bool]:
         return [True] * len(keys)
 
+    def passing_ids(
+        self, blob: bytes, offsets: NDArray[Any], ids: NDArray[np.uint32]
+    ) -> NDArray[np.bool_] | None:
+        """`passing` of the keys `ids` of a newline-joined blob, in numpy,
+        without slicing them; None where only `passing` can tell."""
+        return np.ones(len(ids), dtype=bool)
+
 
 class Substring(KeyCheck):
     def __init__(self, text: bytes) -> None:
         self.text = text
+
+    def passing_ids(
+        self, blob: bytes, offsets: NDArray[Any], ids: NDArray[np.uint32]
+    ) -> NDArray[np.bool_] | None:
+        if not self.text or b"\n" in self.text:
+            return None  # `passing` finds it across keys: keep its answer
+        return holding(blob, offsets, ids, self.text)
 
     def passing(self, keys: list[bytes]) -> list[bool]:
         joined = b"\n".join(keys)
@@ -60,7 +75,15 @@ class Substring(KeyCheck):
 
 class Subsequence(KeyCheck):
     def __init__(self, text: bytes) -> None:
+        self.text = text
         self.pattern = subsequence_pattern(text, lines=True)
+
+    def passing_ids(
+        self, blob: bytes, offsets: NDArray[Any], ids: NDArray[np.uint32]
+    ) -> NDArray[np.bool_] | None:
+        if not self.text or b"\n" in self.text:
+            return None
+        return holding_in_order(blob, offsets, ids, self.text)
 
     def passing(self, keys: list[bytes]) -> list[bool]:
         joined = b"\n".join(keys)
@@ -69,6 +92,13 @@ class Subsequence(KeyCheck):
         for m in self.pattern.finditer(joined):  # each match starts a key
             out[bisect.bisect_right(starts, m.start()) - 1] = True
         return out
+
+
+FIRST_BLOCK = 1_024
+"""Keys a walk tests at once at first (whole chunks of 256), doubling with
+each block: a few numpy passes over a block cost less than a regex over
+its sliced keys, and a tier the pool fills early wastes at most the
+block it stopped in (a guess, not tuned)."""
 
 
 def merged_keys(
@@ -89,23 +119,41 @@ def merged_keys(
         blob = seg.cont_lower if owners else seg.lower
         offsets = seg.cont_off if owners else seg.lo_off
         for ids in chunks:
-            for at in range(0, len(ids), 256):
-                chunk = ids[at : at + 256]
+            block = max(256, FIRST_BLOCK // 256 * 256)  # whole chunks of 256
+            at = 0
+            while at < len(ids):
+                # The keys of a block are tested at once, in numpy; only
+                # those that pass are sliced. Spending the budget is as
+                # before, 256 ids at a time: a block never reaches past
+                # what the budget left could take (rounded up to 256), so
+                # the test decides nothing the walk would not have.
+                stop = len(ids)
                 if check is not None and budget is not None:
                     if budget[0] <= 0:
                         return
-                    budget[0] -= len(chunk)
-                keys = slices(blob, offsets, chunk)
-                sizes = seg.cont_lengths[chunk].tolist() if owners else list(map(len, keys))
-                # A chunk's keys are listed at once and handed over one by
-                # one: the stream is read as lazily as before (the next
-                # chunk, and its share of the budget, only when the last
-                # key of this one has been taken), at a C step a key.
-                listed = zip(sizes, keys, itertools.repeat(s_no), chunk.tolist())
-                if check is not None:
-                    yield from itertools.compress(listed, check.passing(keys))
-                else:
-                    yield from listed
+                    stop = min(stop, at + min(block, -(-budget[0] // 256) * 256))
+                    block *= 2
+                held = check.passing_ids(blob, offsets, ids[at:stop]) if check is not None else None
+                for c in range(at, stop, 256):
+                    chunk = ids[c : min(c + 256, stop)]
+                    if check is not None and budget is not None:
+                        if budget[0] <= 0:
+                            return
+                        budget[0] -= len(chunk)
+                    if held is not None:
+                        chunk = chunk[held[c - at : c - at + len(chunk)]]
+                    keys = slices(blob, offsets, chunk)
+                    sizes = seg.cont_lengths[chunk].tolist() if owners else list(map(len, keys))
+                    # A chunk's keys are listed at once and handed over one
+                    # by one: the stream is read as lazily as before (the
+                    # next chunk, and its share of the budget, only when the
+                    # last key of this one has been taken), at a C step a key.
+                    listed = zip(sizes, keys, itertools.repeat(s_no), chunk.tolist())
+                    if check is not None and held is None:
+                        yield from itertools.compress(listed, check.passing(keys))
+                    else:
+                        yield from listed
+                at = stop
 
     if len(sources) == 1:  # nothing to merge
         s_no, seg, chunks = sources[0]
