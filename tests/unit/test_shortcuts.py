@@ -253,8 +253,9 @@ def test_merged_keys_spend_the_budget_as_the_key_by_key_walk_did(seed: int, bloc
                 for start in (300, 2_000, 100_000):
                     spent, reference = [start], [start]
                     key_walk.FIRST_BLOCK = block
+                    key_walk.NUMPY_KEYS = block // 2
                     fast = merged_keys(_sources(segs, q, owners), owners, check, spent)
                     slow = _merged_slowly(_sources(segs, q, owners), owners, check, reference)
                     assert list(itertools.islice(fast, take)) == list(itertools.islice(slow, take))
                     assert spent == reference, (q, owners, take, start, len(segs))
-    key_walk.FIRST_BLOCK = 1_024
+    key_walk.FIRST_BLOCK = key_walk.NUMPY_KEYS = 1_024
