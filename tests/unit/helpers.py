@@ -18,8 +18,9 @@ def sym(
     container: str = "",
     line: int = 0,
     root: str = ROOT,
+    language: str = "python",
 ) -> Symbol:
-    return Symbol(name, kind, container, root, path, Span(line, 0, line, len(name)), "python")
+    return Symbol(name, kind, container, root, path, Span(line, 0, line, len(name)), language)
 
 
 def rerank(

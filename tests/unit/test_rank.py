@@ -15,6 +15,7 @@ from nearsym.core.rank import (
     FETCH_MAX,
     FETCH_MIN,
     POLICIES,
+    REBINDING_LANGUAGES,
     RankContext,
     RankPolicy,
     WorkspaceHints,
@@ -175,6 +176,10 @@ def _reference_key(
     """A row's sort key computed the obvious way, from scratch (`evidence`)."""
     ev = evidence(query, symbol, context)
     line = symbol.span.line
+    policy = context.policy
+    later_first = policy.last_definition_first and (
+        not policy.rebinding_only or symbol.language in REBINDING_LANGUAGES
+    )
     return (
         -ev.shape,
         symbol.root in context.dependencies,
@@ -191,7 +196,7 @@ def _reference_key(
         symbol.root,
         symbol.path,
         symbol.qualified_name,
-        -line if context.policy.last_definition_first else line,
+        -line if later_first else line,
         symbol.span.col,
         rank,
     )
@@ -229,6 +234,7 @@ def test_order_equals_the_reference_order(
             kind=rng.choice([Kind.FUNCTION, Kind.VARIABLE, Kind.CLASS]),
             container=rng.choice(["", "Pool", "App.Inner"]),
             line=rng.randrange(5),
+            language=rng.choice(["python", "typescript"]),
         )
         for _ in range(rng.randint(0, 40))
     ]
@@ -246,6 +252,24 @@ def test_order_equals_the_reference_order(
     assert _order(parsed, ranked, limit, context) == _reference_order(
         parsed, ranked, limit, context
     )
+
+
+def test_later_definition_first_where_it_rebinds_the_name() -> None:
+    # Python: the second `def` is the live one (an implementation after its
+    # `@overload` stubs).
+    stub = sym("parse", "app/x.py", line=3)
+    live = sym("parse", "app/x.py", line=9)
+    assert rerank("parse", [stub, live], 2) == [live, stub]
+
+
+def test_first_overload_first_where_definitions_do_not_rebind() -> None:
+    # TypeScript: the signatures before the implementation are one function;
+    # its first signature is where the language service goes.
+    first = sym("filter", "src/filter.ts", line=5, language="typescript")
+    implementation = sym("filter", "src/filter.ts", line=60, language="typescript")
+    assert rerank("filter", [implementation, first], 2) == [first, implementation]
+    seed_order = RankContext(policy=POLICIES["+members of the open file's classes first"])
+    assert rerank("filter", [first, implementation], 2, seed_order) == [implementation, first]
 
 
 DEPS = "/ws/.venv/lib/python3.12/site-packages"

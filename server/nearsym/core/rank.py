@@ -102,6 +102,15 @@ class RankPolicy:
     """Among same-named definitions of one owner in one file, the later one
     first: in Python the last binding is the live one (a property's setter
     after its getter, an implementation after its `@overload` stubs)."""
+    rebinding_only: bool = True
+    """`last_definition_first` only in the languages where a later
+    definition rebinds the name (`REBINDING_LANGUAGES`); elsewhere the
+    same-named definitions of one owner in one file are overloads or
+    clauses of one thing, and the first comes first (TypeScript's first
+    overload signature, where its language service and its documentation
+    go; not the implementation after them). Measured (`nearsym eval`, the
+    whole policy with and without it): TSDEV MRR 0.789 -> 0.827, its
+    qualified queries 0.971 -> 1.000; the Python sets unchanged."""
     local_prior: bool = True
     """Among name ties, definitions local to a function (closures, a test's
     helper classes) come after the rest: outside their function nobody can
@@ -147,6 +156,7 @@ SEED_POLICY = RankPolicy(
     test_prior=False,
     tail_late=False,
     last_definition_first=False,
+    rebinding_only=False,
     local_prior=False,
     kind_prior=False,
     smart_case=False,
@@ -172,6 +182,7 @@ def _cumulative() -> dict[str, RankPolicy]:
         ("+imported files first", {"imports": True}),
         ("+mentioned names first", {"mentions": True}),
         ("+members of the open file's classes first", {"members": True}),
+        ("+later first only where it rebinds", {"rebinding_only": True}),
         ("+re-exported names first", {"exported": True}),
     ]:
         policy = replace(policy, **change)
@@ -184,6 +195,13 @@ POLICIES: dict[str, RankPolicy] = _cumulative()
 """The rows `nearsym eval` measures, each adding one change to the row
 before; `nearsym` (all of them, plus closeness to the open file counted at
 folder level) is what the server uses."""
+
+REBINDING_LANGUAGES = frozenset({"python", "ruby", "lua", "bash", "javascript"})
+"""Languages where a second definition of a name in one scope replaces the
+first when the file runs (Python's last `def`, a Ruby method reopened, a
+JavaScript function declared twice). In the others two definitions of one
+name side by side are overloads (TypeScript, Java, C++, C#, Kotlin, Swift),
+clauses (Elixir, Haskell) or a declaration and its definition."""
 
 _TEST_FOLDERS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata"})
 
@@ -424,6 +442,7 @@ def _order(
     test_prior, use_imports = policy.test_prior, policy.imports
     local_prior, kind_prior = policy.local_prior, policy.kind_prior
     tail_late, last_first = policy.tail_late, policy.last_definition_first
+    rebinding = REBINDING_LANGUAGES if policy.rebinding_only else None
     same_file_first, related = policy.same_file_first, context.related
     dependencies = context.dependencies
     kind_rank = _KIND_RANK.get
@@ -487,7 +506,9 @@ def _order(
             symbol.root,
             symbol.path,
             n[2],
-            -span.line if last_first else span.line,
+            -span.line
+            if last_first and (rebinding is None or symbol.language in rebinding)
+            else span.line,
             span.col,
             r,
         )
