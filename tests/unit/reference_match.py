@@ -216,7 +216,7 @@ def score_single(query: str, name: str, tail: bool = True, smart_case: bool = Tr
         return 0.0
     if query == name:
         return m.EXACT_SCORE
-    if query.lower() == name.lower():
+    if query.lower() == name.lower() and not (smart_case and query != query.lower()):
         return m.EXACT_IGNORING_CASE_SCORE
     alignment = align(query, name, smart_case)
     return 0.0 if alignment is None else _normalise(alignment, tail)

@@ -71,6 +71,8 @@ def test_word_starts(name: str, starts: str) -> None:
         ("getUserId", "get_user_id", "get_user"),
         ("FLO", "FLOAT", "FloatRange"),
         ("Con", "Config", "context_processor"),
+        ("Float", "FloatRange", "FLOAT"),
+        ("Query", "QueryParams", "query"),
     ],
 )
 def test_ordering(query: str, better: str, worse: str) -> None:
@@ -81,7 +83,7 @@ def test_ordering(query: str, better: str, worse: str) -> None:
     ("query", "name", "score"),
     [
         ("register", "register", EXACT_SCORE),
-        ("Register", "register", EXACT_IGNORING_CASE_SCORE),
+        ("register", "Register", EXACT_IGNORING_CASE_SCORE),
         ("xyz", "register", 0.0),
         ("", "register", 0.0),
         ("ba", "ab", 0.0),
@@ -139,6 +141,13 @@ def test_owner_name_finds_its_methods_at_half_weight() -> None:
     method = score_symbol_name("SyncQueue", "push", "SyncQueue")
     assert 0 < method <= 0.5
     assert score_symbol_name("SyncQueue", "SyncQueue", "") > method
+
+
+def test_a_capital_typed_asks_for_that_case_in_exact_names_too() -> None:
+    assert score_name("Query", "query") < NON_EXACT_CAP
+    assert score_symbol_name("Query", "query", "", smart_case=False) == EXACT_IGNORING_CASE_SCORE
+    loose = NameMatcher(Query.parse("Query"), cased_exact=False)
+    assert loose.both("query", "")[0] == EXACT_IGNORING_CASE_SCORE
 
 
 def test_lower_case_query_ignores_case() -> None:

@@ -9,7 +9,9 @@ the most the query could earn, with the exact name above everything else:
 - the query is not an ordered, case-insensitive subsequence of the name:
   exactly 0 (there is no threshold to guess, and "no evidence" is never
   confused with "weak evidence");
-- the exact name: 1.0 (0.98 when only the case differs);
+- the exact name: 1.0 (0.98 when only the case differs and the query is
+  all lower case; with a capital typed, smart case scores such a name as
+  a non-exact match: `Float` finds `FloatRange` before `FLOAT`);
 - anything else: mapped into [`NON_EXACT_FLOOR`, `NON_EXACT_CAP`].
 
 A definition is read in the ways a person may have meant it:
@@ -128,9 +130,12 @@ class NameMatcher:
     note): `(name, container)` pairs in, (score, score without the tail)
     out. `prime` scores a pool at once; `both` then reads it."""
 
-    def __init__(self, query: Query, smart_case: bool = True) -> None:
+    def __init__(self, query: Query, smart_case: bool = True, cased_exact: bool = True) -> None:
         self.query = query
         self.smart_case = smart_case
+        self.cased_exact = cased_exact
+        """Whether smart case applies to a name equal to the query but for
+        case (`RankPolicy.case_in_exact`)."""
         self.low_target = query.target.lower()
         self._both: dict[tuple[str, str], tuple[float, float]] = {}
 
@@ -263,7 +268,11 @@ class NameMatcher:
             return with_tail, without
         low = typed.lower()
         lowered = [s.lower() for s in strings]
-        chosen = [i for i, s in enumerate(lowered) if s != low]
+        # Smart case: a typed capital asks for that case, so a name equal
+        # but for case is no exact match (`Float` is not `FLOAT`), and it
+        # is aligned as any other name (`CASE_MISMATCH`).
+        cased = self.smart_case and self.cased_exact and typed != low
+        chosen = [i for i, s in enumerate(lowered) if s != low or (cased and strings[i] != typed)]
         if chosen:
             found = align(typed, [strings[i] for i in chosen], self.smart_case)
             spread = NON_EXACT_CAP - NON_EXACT_FLOOR
@@ -275,6 +284,6 @@ class NameMatcher:
         for i, s in enumerate(strings):
             if s == typed:
                 with_tail[i] = without[i] = EXACT_SCORE
-            elif lowered[i] == low:
+            elif lowered[i] == low and not cased:
                 with_tail[i] = without[i] = EXACT_IGNORING_CASE_SCORE
         return with_tail, without
