@@ -15,7 +15,7 @@ from nearsym.index.search import answer
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace.config import Config
 from nearsym.workspace.indexer import index_into
-from nearsym.workspace.members import WorkspaceContext
+from nearsym.workspace.members import WorkspaceContext, receiver_key, receivers_in
 
 FLASKISH = {
     "pkg/__init__.py": "from .app import Flask\nfrom .sub import helper\n",
@@ -189,3 +189,57 @@ def test_rust_pub_use_in_lib_and_mod_files(tmp_path: Path) -> None:
         ("src/util/helpers.rs", "helper"),
         ("src/util/helpers.rs", "Other"),
     }
+
+
+@pytest.mark.parametrize(
+    ("source", "pair"),
+    [
+        (b"self.headers.update(x)", ("update", "headers")),
+        (b"this.#queryCache.build(client)", ("build", "querycache")),
+        (b"await _async_client.get(url)", ("get", "asyncclient")),
+        (b"node?.parent", ("parent", "node")),
+        (b"Vec::new()", ("new", "vec")),
+        (b"obj->field", ("field", "obj")),
+        (b"a.b.c", ("c", "b")),
+    ],
+)
+def test_receivers_are_read_from_the_text(source: bytes, pair: tuple[str, str]) -> None:
+    assert pair in receivers_in(source)
+
+
+def test_self_and_this_are_no_receivers() -> None:
+    assert receivers_in(b"self.run(); this.stop(); super().close()") == frozenset()
+    assert receiver_key("_Query_Cache") == receiver_key("#queryCache") == "querycache"
+
+
+RECEIVING = {
+    "lib/models.py": "class Request:\n    def read(self): pass\n\n"
+    "class Response:\n    def read(self): pass\n",
+    "lib/client.py": "class Client:\n    def get(self): pass\n\n"
+    "class AsyncClient:\n    def get(self): pass\n",
+    "app/use.py": "def main(response, client):\n    response.read()\n    client.get()\n",
+}
+
+
+def test_a_member_reached_through_a_variable_named_as_its_class_comes_first(
+    tmp_path: Path,
+) -> None:
+    ns = workspace(tmp_path, RECEIVING)
+    open_file = str(tmp_path / "app/use.py")
+    hints = WorkspaceContext().hints(open_file, ns, RankPolicy())
+    assert {("read", "response"), ("get", "client")} <= hints.receivers
+    on = answer(ns, "read", 2, open_file, RankPolicy(), hints=hints)
+    assert [s.qualified_name for s in on] == ["Response.read", "Request.read"]
+    off = answer(ns, "read", 2, open_file, RankPolicy(receivers=False), hints=hints)
+    assert [s.qualified_name for s in off] == ["Request.read", "Response.read"]
+    # The whole class name before its last words.
+    got = answer(ns, "get", 2, open_file, RankPolicy(), hints=hints)
+    assert [s.qualified_name for s in got] == ["Client.get", "AsyncClient.get"]
+    assert hints.receiver_grade("get", "AsyncClient") == 1
+
+
+def test_unsaved_text_is_read_for_receivers(tmp_path: Path) -> None:
+    ns = workspace(tmp_path, RECEIVING)
+    open_file = str(tmp_path / "app/use.py")
+    hints = WorkspaceContext().hints(open_file, ns, RankPolicy(), b"request.read()\n")
+    assert hints.receivers == frozenset({("read", "request")})

@@ -184,6 +184,7 @@ def _reference_key(
         -ev.shape,
         symbol.root in context.dependencies,
         not ev.member,
+        -ev.receiver,
         -ev.path_share,
         ev.in_tests,
         ev.local,
@@ -241,6 +242,7 @@ def test_order_equals_the_reference_order(
     hints = WorkspaceHints(
         frozenset({("/ws/a/y.py", "Pool"), ("/ws/c/d", "App.Inner")}),
         frozenset({("/ws/a/b/x.py", "get"), ("/ws/c/d/z.py", "*")}),
+        frozenset({("get", "pool"), ("register", "inner"), ("x", "appinner")}),
     )
 
     def mentions(root: str, names: Sequence[str]) -> list[int]:

@@ -45,6 +45,7 @@ from nearsym.core.sortkey import EmptyQueryKey, ExplainedKey, RawSortKey, SortKe
 from nearsym.core.where import clear_caches as clear_where_caches
 from nearsym.core.where import where_reading
 from nearsym.core.words import clear_caches as clear_word_caches
+from nearsym.core.words import split_words
 
 FETCH_FACTOR = 5
 """Pool rows per result row (the seed's)."""
@@ -137,6 +138,20 @@ class RankPolicy:
     first. Measured (its row against the one before): MRR +0.018 on DEV,
     +0.020 on DEVLARGE, +0.031 on TSDEV, +0.002 on DEVLARGE's neighbour
     cases."""
+    receivers: bool = True
+    """Right after the open file's classes' members: a member the open
+    file reaches through a variable named after its class first
+    (`response.aread()` -> `Response.aread`, `this.#queryCache.build(...)`
+    -> `QueryCache.build`; the whole class name before the last words of
+    it: `client` is `Client` before `AsyncClient`),
+    `WorkspaceHints.receiver_grade`. People name a variable after its
+    type; a name is what the index knows without inferring types. Measured
+    (its row against the one before): MRR +0.035 on DEV, +0.011 on
+    DEVLARGE, +0.011 on TSDEV, +0.000 on DEVLARGE's neighbour cases (whose
+    open files do not mention the name: little to read there). Placed
+    before the members instead: DEV 0.871, DEVLARGE 0.799, TSDEV 0.835
+    (0.866 / 0.805 / 0.840 after them); whole class names only: 0.860 /
+    0.798 / 0.841 (the whole policy, `nearsym eval`)."""
     exported: bool = False
     """Among name ties, after the kind: names a package re-exports (a
     Python `__init__.py`, a TS/JS `index` file, a Rust `mod.rs`/`lib.rs`)
@@ -173,6 +188,7 @@ SEED_POLICY = RankPolicy(
     members=False,
     exported=False,
     mentions=False,
+    receivers=False,
     same_file_first=True,
 )
 """The seed's order: name, then query words in the path, then identity."""
@@ -193,6 +209,7 @@ def _cumulative() -> dict[str, RankPolicy]:
         ("+members of the open file's classes first", {"members": True}),
         ("+later first only where it rebinds", {"rebinding_only": True}),
         ("+smart case in exact names", {"case_in_exact": True}),
+        ("+members reached through a variable named after their class", {"receivers": True}),
         ("+re-exported names first", {"exported": True}),
     ]:
         policy = replace(policy, **change)
@@ -274,6 +291,10 @@ class WorkspaceHints:
     exported: frozenset[tuple[str, str]] = frozenset()
     """(absolute path, name): top-level names a package's index file
     re-exports from the file that defines them; `*` for all of a file's."""
+    receivers: frozenset[tuple[str, str]] = frozenset()
+    """(member name, receiver key): each `x.member` of the open file, `x`
+    as `workspace.members.receiver_key` writes it (`_query_cache` ->
+    `querycache`)."""
 
     def is_member(self, file: str, folder: str, container: str) -> bool:
         return bool(container) and (
@@ -282,6 +303,19 @@ class WorkspaceHints:
 
     def is_exported(self, file: str, name: str, container: str) -> bool:
         return not container and ((file, name) in self.exported or (file, "*") in self.exported)
+
+    def receiver_grade(self, name: str, container: str) -> int:
+        """2 when the open file reaches `name` through a variable named
+        as the owner class (`headers.update` for `Headers.update`), 1
+        when named as its last words (`client.get` for
+        `AsyncClient.get`), else 0."""
+        if not (container and self.receivers):
+            return 0
+        words = split_words(container.rsplit(".", 1)[-1].lstrip("_$#"))
+        for i in range(len(words)):
+            if (name, "".join(words[i:]).lower()) in self.receivers:
+                return 2 if i == 0 else 1
+        return 0
 
 
 MentionLookup = Callable[[str, Sequence[str]], Sequence[int]]
@@ -310,6 +344,7 @@ class Evidence:
     mentions: int
     member: bool
     exported: bool
+    receiver: int = 0
 
     @property
     def name_score(self) -> float:
@@ -381,6 +416,9 @@ def evidence(
         member=policy.members
         and context.hints.is_member(file, os.path.dirname(file), symbol.container),
         exported=policy.exported and context.hints.is_exported(file, symbol.name, symbol.container),
+        receiver=context.hints.receiver_grade(symbol.name, symbol.container)
+        if policy.receivers
+        else 0,
     )
 
 
@@ -443,6 +481,8 @@ def _order(
     hints = context.hints
     use_members = policy.members and bool(hints.members)
     use_exported = policy.exported and bool(hints.exported)
+    use_receivers = policy.receivers and bool(hints.receivers)
+    graded: dict[tuple[str, str], int] = {}
     places: dict[tuple[str, str], tuple[str, str]] = {}
     words = query.path_words
     need_file = bool(open_norm or open_file or (policy.imports and context.related))
@@ -491,6 +531,12 @@ def _order(
             n = by_name[nk] = (score, shape if tail_late else score, qualified(container, name))
         if where is not None:
             n = where.better(symbol, n)
+        receiver = 0
+        if use_receivers:
+            got_grade = graded.get(nk)
+            if got_grade is None:
+                got_grade = graded[nk] = hints.receiver_grade(name, container)
+            receiver = got_grade
         member = exported = False
         if use_members or use_exported:
             place = places.get(fk)
@@ -504,6 +550,7 @@ def _order(
             -n[1],
             symbol.root in dependencies,
             not member,
+            -receiver,
             -f[0],
             f[1],
             local_prior and symbol.local,
@@ -581,6 +628,11 @@ def explain(query: Query, symbol: Symbol, context: RankContext | None = None) ->
     ]
     if ctx.policy.imports:
         lines.append(_flag("imported  ", ev.imported, "in a file the open file imports"))
+    if ctx.policy.receivers:
+        lines.append(
+            f"  receiver  {ev.receiver}        2: the open file reaches it through a variable"
+            " named as its class, 1: as its last words"
+        )
     if ctx.policy.members:
         lines.append(
             _flag(

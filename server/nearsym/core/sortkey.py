@@ -20,6 +20,7 @@ RawSortKey = tuple[
     float,
     bool,
     bool,
+    int,
     float,
     bool,
     bool,
@@ -49,6 +50,9 @@ class SortKey(NamedTuple):
     """From a dependency's namespace: after the workspace's own definitions."""
     not_member: bool
     """Not a member of a class the open file defines or imports."""
+    receiver: int
+    """Minus the receiver grade: 2 when the open file reaches the member
+    through a variable named as its class, 1 as its last words."""
     path_share: float
     """Minus the share of query words that are segments of the path."""
     in_tests: bool

@@ -268,7 +268,10 @@ def evaluate(
         results = answer([ns], case.query, EVAL_DEPTH, open_file, policy, related, hints=hints)
         outcome = Outcome(case, first_correct(case, results), results[0] if results else None)
         if stability:
-            tops = [answer([ns], case.query, k, open_file, policy, related)[:1] for k in (1, 20)]
+            tops = [
+                answer([ns], case.query, k, open_file, policy, related, hints=hints)[:1]
+                for k in (1, 20)
+            ]
             outcome.stable = all(top == results[:1] for top in tops)
         if keystrokes and case.case_id not in counted:
             counted.add(case.case_id)

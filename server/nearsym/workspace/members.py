@@ -31,6 +31,7 @@ file until it or an index changes.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -206,6 +207,73 @@ class Members:
         return BASES.bases(c.symbol)
 
 
+_RECEIVER = re.compile(
+    rb"([A-Za-z_$#][A-Za-z0-9_$]*)[ \t]*(?:\?\.|\.|->|::)[ \t]*(?=([A-Za-z_$][A-Za-z0-9_$]*))"
+)
+"""`receiver.member` (and `?.`, `->`, `::`): the identifier a member is
+reached through, and the member's name."""
+_NOT_RECEIVERS = frozenset({"self", "cls", "this", "super", "base", "me", "it"})
+"""Receivers that say nothing about a type by their name (the open file's
+own classes are `Members`' business)."""
+
+
+def receiver_key(identifier: str) -> str:
+    """An identifier as a receiver is compared with a class name: leading
+    `_ $ #` dropped, lower case, no `_` (`_query_cache`, `#queryCache` and
+    `QueryCache` are all `querycache`)."""
+    return identifier.lstrip("_$#").replace("_", "").lower()
+
+
+def receivers_in(source: bytes) -> frozenset[tuple[str, str]]:
+    """(member name, `receiver_key` of its receiver) for each `x.member`
+    the text writes: `self.headers.update(...)` gives ("update",
+    "headers"); `self`, `this` and the like are left out."""
+    out: set[tuple[str, str]] = set()
+    for m in _RECEIVER.finditer(source):
+        receiver = m.group(1).decode("utf-8", "replace")
+        if receiver in _NOT_RECEIVERS:
+            continue
+        key = receiver_key(receiver)
+        if key:
+            out.add((m.group(2).decode("utf-8", "replace"), key))
+    return frozenset(out)
+
+
+class Receivers:
+    """`receivers_in` of the open file (its unsaved text when given),
+    cached by modification time."""
+
+    MAX_BYTES = 2_000_000
+    """A larger open file is not read for receivers (generated code)."""
+
+    def __init__(self) -> None:
+        self._answers: dict[tuple[str, float], frozenset[tuple[str, str]]] = {}
+
+    def of(self, open_file: str | None, source: bytes | None = None) -> frozenset[tuple[str, str]]:
+        if open_file is None:
+            return frozenset()
+        try:
+            stamp = os.stat(open_file).st_mtime if source is None else -float(hash(source))
+        except OSError:
+            return frozenset()
+        key = (open_file, stamp)
+        found = self._answers.get(key)
+        if found is None:
+            if len(self._answers) > MAX_CACHED:
+                self._answers.clear()
+            text = source
+            if text is None:
+                try:
+                    with open(open_file, "rb") as f:
+                        text = f.read(self.MAX_BYTES + 1)
+                except OSError:
+                    text = b""
+            found = self._answers[key] = (
+                receivers_in(text) if len(text) <= self.MAX_BYTES else frozenset()
+            )
+        return found
+
+
 class WorkspaceContext:
     """The hints the ranking reads from the workspace (`rank.WorkspaceHints`),
     each read only when the policy uses it."""
@@ -214,6 +282,7 @@ class WorkspaceContext:
         self.relations = relations or Relations()
         self.members = Members(self.relations)
         self.reexports = Reexports(self.relations)
+        self.receivers = Receivers()
 
     def hints(
         self,
@@ -225,4 +294,5 @@ class WorkspaceContext:
         return WorkspaceHints(
             self.members.of(open_file, namespaces, source) if policy.members else frozenset(),
             self.reexports.of(namespaces) if policy.exported else frozenset(),
+            self.receivers.of(open_file, source) if policy.receivers else frozenset(),
         )
