@@ -15,7 +15,12 @@ from nearsym.index.search import answer
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace.config import Config
 from nearsym.workspace.indexer import index_into
-from nearsym.workspace.members import WorkspaceContext, receiver_key, receivers_in
+from nearsym.workspace.members import (
+    WorkspaceContext,
+    identifiers_in,
+    receiver_key,
+    receivers_in,
+)
 
 FLASKISH = {
     "pkg/__init__.py": "from .app import Flask\nfrom .sub import helper\n",
@@ -243,3 +248,25 @@ def test_unsaved_text_is_read_for_receivers(tmp_path: Path) -> None:
     open_file = str(tmp_path / "app/use.py")
     hints = WorkspaceContext().hints(open_file, ns, RankPolicy(), b"request.read()\n")
     assert hints.receivers == frozenset({("read", "request")})
+
+
+def test_a_name_the_open_file_mentions_wins_a_name_tie(tmp_path: Path) -> None:
+    files = {
+        "lib/app.py": "def add_task(): pass\n\ndef add_object_type(): pass\n",
+        "app/use.py": "from lib.app import add_object_type\n\nadd_object_type()\n",
+        # add_task is the name more files mention (4 against 2)
+        **{f"lib/t{i}.py": "from lib.app import add_task\nadd_task()\n" for i in range(3)},
+    }
+    ns = workspace(tmp_path, files)
+    open_file = str(tmp_path / "app/use.py")
+    hints = WorkspaceContext().hints(open_file, ns, RankPolicy())
+    assert {"add_object_type", "lib", "app"} <= hints.mentioned
+    assert "add_task" not in hints.mentioned
+    on = answer(ns, "add", 2, open_file, RankPolicy(), hints=hints)
+    assert [s.name for s in on] == ["add_object_type", "add_task"]
+    off = answer(ns, "add", 2, open_file, RankPolicy(open_mentions=False), hints=hints)
+    assert [s.name for s in off] == ["add_task", "add_object_type"]
+
+
+def test_identifiers_of_a_text() -> None:
+    assert identifiers_in(b"x = foo_bar($el, _p1) # 2nd") == {"x", "foo_bar", "$el", "_p1", "nd"}

@@ -191,6 +191,7 @@ def _reference_key(
         not ev.imported,
         ev.kind_rank,
         not ev.exported,
+        not ev.mentioned_here,
         -ev.mentions,
         -ev.proximity,
         -ev.name_score,
@@ -243,6 +244,7 @@ def test_order_equals_the_reference_order(
         frozenset({("/ws/a/y.py", "Pool"), ("/ws/c/d", "App.Inner")}),
         frozenset({("/ws/a/b/x.py", "get"), ("/ws/c/d/z.py", "*")}),
         frozenset({("get", "pool"), ("register", "inner"), ("x", "appinner")}),
+        frozenset({"register_blueprint", "hashes", "x"}),
     )
 
     def mentions(root: str, names: Sequence[str]) -> list[int]:

@@ -27,6 +27,7 @@ RawSortKey = tuple[
     bool,
     int,
     bool,
+    bool,
     int,
     float,
     float,
@@ -65,6 +66,8 @@ class SortKey(NamedTuple):
     """0 for types and callables, 1 for variables, fields and constants."""
     not_exported: bool
     """Not re-exported by its package's index file."""
+    not_mentioned_here: bool
+    """Not a name the open file's text mentions."""
     mentions: int
     """Minus the mention bucket: log2 of the files that mention the name, + 1."""
     closeness: float

@@ -26,6 +26,14 @@ type's folder, so for those languages a class stands for its folder too.
 Resolution reads files (their imports and bases, cached by modification
 time) and asks the index for exact names; the answer is cached per open
 file until it or an index changes.
+
+The open file's text says two more things, read by one regular expression
+each rather than a parse (the text may be unsaved, and the parse of a
+large file costs more than the whole rerank): the variables it reaches
+members through (`response.aread()`: `aread` through `response`, which
+names the class `Response`: `RankPolicy.receivers`), and the names it
+mentions at all (`RankPolicy.open_mentions`). Neither infers a type; a
+variable named unlike its class (`ctx` for a `Context`) says nothing.
 """
 
 from __future__ import annotations
@@ -239,23 +247,33 @@ def receivers_in(source: bytes) -> frozenset[tuple[str, str]]:
     return frozenset(out)
 
 
-class Receivers:
-    """`receivers_in` of the open file (its unsaved text when given),
-    cached by modification time."""
+_IDENTIFIER = re.compile(rb"[A-Za-z_$][A-Za-z0-9_$]*")
+
+
+def identifiers_in(source: bytes) -> frozenset[str]:
+    """The distinct identifiers of a text (as `extract.mentions` reads
+    them for the whole workspace)."""
+    return frozenset(m.decode("utf-8", "replace") for m in set(_IDENTIFIER.findall(source)))
+
+
+class OpenText:
+    """What the open file's text says (its unsaved text when given):
+    `receivers_in` and `identifiers_in` of it, cached by modification time
+    (or by the unsaved text)."""
 
     MAX_BYTES = 2_000_000
-    """A larger open file is not read for receivers (generated code)."""
+    """A larger open file is not read (generated code)."""
 
     def __init__(self) -> None:
-        self._answers: dict[tuple[str, float], frozenset[tuple[str, str]]] = {}
+        self._answers: dict[tuple[str, float], _Read] = {}
 
-    def of(self, open_file: str | None, source: bytes | None = None) -> frozenset[tuple[str, str]]:
+    def _read(self, open_file: str | None, source: bytes | None) -> _Read:
         if open_file is None:
-            return frozenset()
+            return _NOTHING
         try:
             stamp = os.stat(open_file).st_mtime if source is None else -float(hash(source))
         except OSError:
-            return frozenset()
+            return _NOTHING
         key = (open_file, stamp)
         found = self._answers.get(key)
         if found is None:
@@ -268,10 +286,40 @@ class Receivers:
                         text = f.read(self.MAX_BYTES + 1)
                 except OSError:
                     text = b""
-            found = self._answers[key] = (
-                receivers_in(text) if len(text) <= self.MAX_BYTES else frozenset()
-            )
+            if len(text) > self.MAX_BYTES:
+                text = b""
+            found = self._answers[key] = _Read(text)
         return found
+
+    def receivers(
+        self, open_file: str | None, source: bytes | None = None
+    ) -> frozenset[tuple[str, str]]:
+        return self._read(open_file, source).receivers()
+
+    def identifiers(self, open_file: str | None, source: bytes | None = None) -> frozenset[str]:
+        return self._read(open_file, source).identifiers()
+
+
+class _Read:
+    """One version of an open file's text, each reading of it made once."""
+
+    def __init__(self, text: bytes) -> None:
+        self.text = text
+        self._receivers: frozenset[tuple[str, str]] | None = None
+        self._identifiers: frozenset[str] | None = None
+
+    def receivers(self) -> frozenset[tuple[str, str]]:
+        if self._receivers is None:
+            self._receivers = receivers_in(self.text)
+        return self._receivers
+
+    def identifiers(self) -> frozenset[str]:
+        if self._identifiers is None:
+            self._identifiers = identifiers_in(self.text)
+        return self._identifiers
+
+
+_NOTHING = _Read(b"")
 
 
 class WorkspaceContext:
@@ -282,7 +330,7 @@ class WorkspaceContext:
         self.relations = relations or Relations()
         self.members = Members(self.relations)
         self.reexports = Reexports(self.relations)
-        self.receivers = Receivers()
+        self.open_text = OpenText()
 
     def hints(
         self,
@@ -294,5 +342,6 @@ class WorkspaceContext:
         return WorkspaceHints(
             self.members.of(open_file, namespaces, source) if policy.members else frozenset(),
             self.reexports.of(namespaces) if policy.exported else frozenset(),
-            self.receivers.of(open_file, source) if policy.receivers else frozenset(),
+            self.open_text.receivers(open_file, source) if policy.receivers else frozenset(),
+            self.open_text.identifiers(open_file, source) if policy.open_mentions else frozenset(),
         )
