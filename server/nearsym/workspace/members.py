@@ -47,6 +47,7 @@ from nearsym.core.model import Kind, Symbol
 from nearsym.core.query import Query
 from nearsym.core.rank import RankPolicy, WorkspaceHints
 from nearsym.extract.imports import ImportRef
+from nearsym.index.files import SkippedFile, read_regular
 from nearsym.index.namespace import Namespace
 from nearsym.index.where import BASES
 from nearsym.workspace.imports import Relations
@@ -281,10 +282,9 @@ class OpenText:
                 self._answers.clear()
             text = source
             if text is None:
-                try:
-                    with open(open_file, "rb") as f:
-                        text = f.read(self.MAX_BYTES + 1)
-                except OSError:
+                try:  # regular files only: a FIFO named as the open file would block
+                    text = read_regular(open_file, self.MAX_BYTES)[0]
+                except (OSError, SkippedFile):
                     text = b""
             if len(text) > self.MAX_BYTES:
                 text = b""
