@@ -159,6 +159,18 @@ def slices(blob: bytes, offsets: NDArray[Any], ids: NDArray[Any]) -> list[bytes]
     return [blob[a:b] for a, b in zip(starts, offsets[ids + 1].tolist(), strict=True)]
 
 
+def _gathered(
+    blob: bytes, offsets: NDArray[Any], ids: NDArray[Any]
+) -> tuple[NDArray[np.uint8], NDArray[np.int64], NDArray[np.int64]]:
+    """The bytes of keys `ids` of a newline-joined blob laid end to end,
+    where each key ends in them, and each key's length."""
+    ids = np.asarray(ids, dtype=np.int64)
+    starts = offsets[ids].astype(np.int64) + 1
+    counts = offsets[ids + 1].astype(np.int64) - starts
+    data = np.frombuffer(blob, dtype=np.uint8)[ranges(starts, counts)]
+    return data, np.cumsum(counts), counts
+
+
 def holding_in_order(
     blob: bytes, offsets: NDArray[Any], ids: NDArray[Any], text: bytes
 ) -> NDArray[np.bool_]:
@@ -173,11 +185,7 @@ def holding_in_order(
     n = len(ids)
     if not len(text):
         return np.ones(n, dtype=bool)
-    ids = np.asarray(ids, dtype=np.int64)
-    starts = offsets[ids].astype(np.int64) + 1
-    counts = offsets[ids + 1].astype(np.int64) - starts
-    data = np.frombuffer(blob, dtype=np.uint8)[ranges(starts, counts)]
-    ends = np.cumsum(counts)
+    data, ends, counts = _gathered(blob, offsets, ids)
     at = ends - counts  # where the next byte of `text` is looked for, per key
     alive = np.arange(n)  # the keys that hold `text`'s bytes so far
     found: dict[int, NDArray[np.intp]] = {}
@@ -210,11 +218,7 @@ def holding(
     n = len(ids)
     if not len(text):
         return np.ones(n, dtype=bool)
-    ids = np.asarray(ids, dtype=np.int64)
-    starts = offsets[ids].astype(np.int64) + 1
-    counts = offsets[ids + 1].astype(np.int64) - starts
-    data = np.frombuffer(blob, dtype=np.uint8)[ranges(starts, counts)]
-    ends = np.cumsum(counts)
+    data, ends, _ = _gathered(blob, offsets, ids)
     size = len(text)
     at = np.flatnonzero(data[: max(0, len(data) - size + 1)] == text[0])
     for k in range(1, size):
