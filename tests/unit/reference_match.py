@@ -40,10 +40,23 @@ def word_starts(name: str) -> tuple[bool, ...]:
     return tuple(starts)
 
 
-def landing_bases(name: str) -> list[float]:
-    bases = [a.SCORE_WORD if s else a.SCORE_SKIP for s in word_starts(name)]
+def whole(points: float) -> int:
+    """`points` in the programme's units (`align.UNIT`): whole numbers, so
+    sums are exact."""
+    return round(points * a.UNIT)
+
+
+START, WORD, RUN, SKIP = (
+    whole(p) for p in (a.SCORE_START, a.SCORE_WORD, a.SCORE_RUN, a.SCORE_SKIP)
+)
+CASE, OPEN, EXTEND = (whole(p) for p in (a.CASE_MISMATCH, a.GAP_OPEN, a.GAP_EXTEND))
+TO_WORD, CARRY = whole(a.GAP_TO_WORD), whole(a.RUN_CARRY)
+
+
+def landing_bases(name: str) -> list[int]:
+    bases = [WORD if s else SKIP for s in word_starts(name)]
     if bases:
-        bases[0] = a.SCORE_START
+        bases[0] = START
     return bases
 
 
@@ -80,13 +93,13 @@ def align(typed: str, name: str, smart_case: bool = True) -> Alignment | None:
     smart = smart_case and typed != query
     bases = landing_bases(name)
 
-    def landing(j: int, i: int) -> float:
+    def landing(j: int, i: int) -> int:
         if smart and name[j] != typed[i]:
-            return bases[j] - a.CASE_MISMATCH
+            return bases[j] - CASE
         return bases[j]
 
-    def fresh(j: int) -> float:
-        return max(a.SCORE_RUN, min(bases[j], a.RUN_CARRY))
+    def fresh(j: int) -> int:
+        return max(RUN, min(bases[j], CARRY))
 
     ends = [j for j in range(earliest[0], latest[0] + 1) if lower[j] == query[0]]
     scores = [landing(j, 0) for j in ends]
@@ -104,7 +117,7 @@ def align(typed: str, name: str, smart_case: bool = True) -> Alignment | None:
             if lower[j] != query[i]:
                 continue
             while at < len(ends) and ends[at] < j - 1:
-                value = scores[at] + a.GAP_EXTEND * ends[at]
+                value = scores[at] + EXTEND * ends[at]
                 if value > lead:
                     lead, lead_at = value, at
                 if scores[at] > flat:
@@ -114,15 +127,15 @@ def align(typed: str, name: str, smart_case: bool = True) -> Alignment | None:
             here = landing(j, i)
             if lead_at >= 0:
                 k = ends[lead_at]
-                top = scores[lead_at] + here - a.GAP_OPEN - a.GAP_EXTEND * (j - k - 2)
+                top = scores[lead_at] + here - OPEN - EXTEND * (j - k - 2)
                 back = lead_at
             if flat_at >= 0 and starts[j]:
-                cand = scores[flat_at] + here - a.GAP_TO_WORD
+                cand = scores[flat_at] + here - TO_WORD
                 if cand > top:
                     top, back = cand, flat_at
             carry = fresh(j)
             if at < len(ends) and ends[at] == j - 1:
-                case = a.CASE_MISMATCH if smart and name[j] != typed[i] else 0.0
+                case = CASE if smart and name[j] != typed[i] else 0
                 cand = scores[at] + max(carries[at] - case, here)
                 if cand > top:
                     top, back, carry = cand, at, carries[at]
@@ -143,7 +156,7 @@ def align(typed: str, name: str, smart_case: bool = True) -> Alignment | None:
         positions.append(levels[level - 1][0][index])
     positions.reverse()
     tail = min(a.TAIL_CAP, a.TAIL * max(0, len(name) - m_))
-    return Alignment(tuple(positions), scores[top_at] - tail, a.ceiling(m_), tail)
+    return Alignment(tuple(positions), scores[top_at] / a.UNIT - tail, a.ceiling(m_), tail)
 
 
 def quadratic_align(
@@ -160,15 +173,15 @@ def quadratic_align(
     for j, ch in enumerate(lower):
         occurs.setdefault(ch, []).append(j)
 
-    def landing(j: int, i: int) -> float:
-        case = a.CASE_MISMATCH if smart_case and name[j] != typed[i] else 0.0
+    def landing(j: int, i: int) -> int:
+        case = CASE if smart_case and name[j] != typed[i] else 0
         if j == 0:
-            return a.SCORE_START - case
-        return (a.SCORE_WORD if starts[j] else a.SCORE_SKIP) - case
+            return START - case
+        return (WORD if starts[j] else SKIP) - case
 
-    def fresh(j: int) -> float:
-        base = a.SCORE_START if j == 0 else (a.SCORE_WORD if starts[j] else a.SCORE_SKIP)
-        return max(a.SCORE_RUN, min(base, a.RUN_CARRY))
+    def fresh(j: int) -> int:
+        base = START if j == 0 else (WORD if starts[j] else SKIP)
+        return max(RUN, min(base, CARRY))
 
     best = {j: (landing(j, 0), -1, fresh(j)) for j in occurs[query[0]]}
     trail = [best]
@@ -180,12 +193,12 @@ def quadratic_align(
                 if k >= j:
                     continue
                 if k == j - 1:
-                    case = a.CASE_MISMATCH if smart_case and name[j] != typed[i] else 0.0
+                    case = CASE if smart_case and name[j] != typed[i] else 0
                     cand = score + max(carried - case, landing(j, i))
                     if cand > top:
                         top, back, carry = cand, k, carried
                     continue
-                cost = a.GAP_TO_WORD if starts[j] else a.GAP_OPEN + a.GAP_EXTEND * (j - k - 2)
+                cost = TO_WORD if starts[j] else OPEN + EXTEND * (j - k - 2)
                 cand = score + landing(j, i) - cost
                 if cand > top:
                     top, back, carry = cand, k, fresh(j)
@@ -201,7 +214,7 @@ def quadratic_align(
         positions.append(trail[level][positions[-1]][1])
     positions.reverse()
     tail = min(a.TAIL_CAP, a.TAIL * max(0, len(name) - len(query)))
-    return (tuple(positions), round(best[end][0] - tail, 9), a.ceiling(len(query)), tail)
+    return (tuple(positions), round(best[end][0] / a.UNIT - tail, 9), a.ceiling(len(query)), tail)
 
 
 def _normalise(alignment: Alignment, tail: bool) -> float:

@@ -112,7 +112,26 @@ WIDE = 128
 """Names longer than this are aligned apart from the rest (a pool's names
 are nearly all shorter; one long name would widen every row)."""
 
-_NEG = -np.inf
+_NEG = np.float32(-np.inf)
+
+UNIT = 10
+"""The programme adds points in tenths, as whole numbers: exact in float32
+(every sum an alignment can reach is far below 2**24), so equal alignments
+score exactly equal, whatever the order of their additions, and the
+matrices take half the memory of float64. Every constant above is a whole
+number of tenths (checked here)."""
+
+
+def _whole(points: float) -> np.float32:
+    scaled = points * UNIT
+    if abs(scaled - round(scaled)) > 1e-9:
+        raise ValueError(f"{points} is not a whole number of 1/{UNIT} points")
+    return np.float32(round(scaled))
+
+
+_START, _WORD, _RUN, _SKIP = (_whole(p) for p in (SCORE_START, SCORE_WORD, SCORE_RUN, SCORE_SKIP))
+_CASE, _OPEN, _EXTEND = (_whole(p) for p in (CASE_MISMATCH, GAP_OPEN, GAP_EXTEND))
+_TO_WORD, _CARRY = _whole(GAP_TO_WORD), _whole(RUN_CARRY)
 
 
 def ceiling(m: int) -> float:
@@ -177,10 +196,12 @@ def align(
 
 
 def _leftmost_best_before(
-    value: NDArray[np.float64], columns: NDArray[np.int64]
+    value: NDArray[np.float32], columns: NDArray[np.int64]
 ) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
     """Per cell j of each row, the leftmost k <= j - 2 with the greatest
-    `value` (0 where there is none), and whether there is one."""
+    `value` (0 where there is none), and whether there is one. Only
+    `explain()`'s positions need where the best lies; the scores need only
+    its value, a running maximum."""
     running = np.maximum.accumulate(value, axis=1)
     before = np.full_like(running, _NEG)
     before[:, 1:] = running[:, :-1]
@@ -189,6 +210,15 @@ def _leftmost_best_before(
     k[:, 2:] = lead[:, :-2]
     has = k >= 0
     return np.where(has, k, 0), has
+
+
+def _shifted_running_max(value: NDArray[np.float32]) -> NDArray[np.float32]:
+    """Per cell j of each row, the greatest `value` over k <= j - 2 (-inf
+    where there is none)."""
+    out = np.full_like(value, _NEG)
+    if value.shape[1] > 2:
+        np.maximum.accumulate(value[:, :-2], axis=1, out=out[:, 2:])
+    return out
 
 
 def _align_rows(
@@ -206,10 +236,11 @@ def _align_rows(
         folded[wide_rows, : wide.shape[1]] = wide
     width = chars.shape[1]
     # (Cells past a name's end match no query character, so what they
-    # would earn never counts.)
+    # would earn never counts.) Points are counted in `UNIT`s as whole
+    # numbers in float32 (exact, and half the memory of float64).
     starts = word_starts(chars, lengths)
-    bases = np.where(starts, SCORE_WORD, SCORE_SKIP)
-    bases[:, 0] = SCORE_START
+    bases = np.where(starts, _WORD, _SKIP).astype(np.float32)
+    bases[:, 0] = _START
     smart = smart_case and typed != query
 
     def equal(matrix: NDArray[np.generic], char: str) -> NDArray[np.bool_]:
@@ -220,55 +251,56 @@ def _align_rows(
         return found
 
     columns = np.arange(width, dtype=np.int64)
-    rows = np.arange(len(names))[:, None]
+    # A gap from k to j costs GAP_OPEN + GAP_EXTEND * (j - k - 2): the best
+    # predecessor maximises score[k] + GAP_EXTEND * k, less the part of the
+    # cost that depends on j alone.
+    extend_at = (_EXTEND * columns).astype(np.float32)
+    gap_cost = (_OPEN + _EXTEND * (columns - 2)).astype(np.float32)
+    mismatched_bases = bases - _CASE
+    no_mismatch = np.zeros(chars.shape, dtype=np.bool_)
 
-    def landing(i: int) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    def landing(i: int) -> tuple[NDArray[np.float32], NDArray[np.bool_]]:
         if smart:
             mismatch = ~equal(chars, typed[i])
-            return np.where(mismatch, bases - CASE_MISMATCH, bases), mismatch
-        return bases, np.zeros(chars.shape, dtype=np.bool_)
+            return np.where(mismatch, mismatched_bases, bases), mismatch
+        return bases, no_mismatch
 
     here, _ = landing(0)
     scores = np.where(equal(folded, query[0]), here, _NEG)
     # What the next character earns by continuing the run ending here: a
     # run begun on a word start keeps earning the word's points (`add` hits
     # `add_task` as well as the initials of `AttributeDocumenterDirective`).
-    fresh = np.maximum(SCORE_RUN, np.minimum(bases, RUN_CARRY))
+    fresh = np.maximum(_RUN, np.minimum(bases, _CARRY))
     carry = fresh
     choices: list[tuple[NDArray[np.bool_], NDArray[np.int64]]] = []
     for i in range(1, m):
         here, mismatch = landing(i)
-        # The gap predecessor of j: the leftmost best `score + GAP_EXTEND * k`
-        # over k <= j - 2.
-        kk, has_lead = _leftmost_best_before(scores + GAP_EXTEND * columns, columns)
-        gap = scores[rows, kk] + here - GAP_OPEN - GAP_EXTEND * (columns - kk - 2)
-        gap = np.where(has_lead, gap, _NEG)
+        value = scores + extend_at
+        gap = _shifted_running_max(value) + here - gap_cost
         # A gap that lands on a word start costs `GAP_TO_WORD` whatever its
-        # length: its predecessor is the leftmost best score over k <= j - 2.
-        # (Its value is a running maximum; where it lies only `explain()`
-        # needs.)
-        best = np.full_like(scores, _NEG)
-        best[:, 2:] = np.maximum.accumulate(scores, axis=1)[:, :-2]
-        to_word = np.where(starts, best + here - GAP_TO_WORD, _NEG)
+        # length: its predecessor is the best score over k <= j - 2.
+        to_word = np.where(starts, _shifted_running_max(scores) + here - _TO_WORD, _NEG)
         better = to_word > gap
         gap = np.where(better, to_word, gap)
         if trace:
+            kk, _ = _leftmost_best_before(value, columns)
             kwk, _ = _leftmost_best_before(scores, columns)
             kk = np.where(better, kwk, kk)
         # The run predecessor: the alignment ending at j - 1.
         previous = np.full_like(scores, _NEG)
         previous[:, 1:] = scores[:, :-1]
-        carried = np.full_like(carry, SCORE_RUN)
+        carried = np.full_like(carry, _RUN)
         carried[:, 1:] = carry[:, :-1]
-        run_points = np.where(mismatch, carried - CASE_MISMATCH, carried)
+        run_points = np.where(mismatch, carried - _CASE, carried) if smart else carried
         run = previous + np.maximum(run_points, here)
         is_run = run > gap
         scores = np.where(equal(folded, query[i]), np.where(is_run, run, gap), _NEG)
         carry = np.where(is_run, carried, fresh)
         if trace:
             choices.append((is_run, kk))
-    best_raw = scores.max(axis=1)
-    ok = best_raw != _NEG
+    best_points = scores.max(axis=1)
+    ok = best_points != _NEG
+    best_raw = best_points.astype(np.float64) / UNIT
     tail = np.minimum(TAIL_CAP, TAIL * np.maximum(0, lengths - m))
     where: list[tuple[int, ...]] = []
     if trace:
