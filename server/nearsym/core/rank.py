@@ -323,8 +323,7 @@ def _order(
     case = policy.smart_case
     open_file = context.open_file if policy.closeness else None
     open_norm = os.path.normpath(context.open_file) if context.open_file else None
-    by_file: dict[tuple[str, str], tuple[float, bool, bool, float]] = {}
-    by_folder: dict[str, float] = {}
+    by_file: dict[tuple[str, str], tuple[float, bool, bool, float, tuple[str, str] | None]] = {}
     by_name: dict[tuple[str, str], tuple[float, float, str]] = {}
     scorer = NameMatcher(query, case, policy.case_in_exact)
     ranked = list(ranked)
@@ -346,7 +345,6 @@ def _order(
     use_open = policy.open_mentions and bool(hints.mentioned)
     open_names = hints.mentioned
     graded: dict[tuple[str, str], int] = {}
-    places: dict[tuple[str, str], tuple[str, str]] = {}
     words = query.path_words
     need_file = bool(open_norm or open_file or (policy.imports and context.related))
     keyed: list[tuple[_SortKey, Symbol]] = []
@@ -361,31 +359,44 @@ def _order(
     kind_rank = _KIND_RANK.get
     both = scorer.both
     where = where_reading(query, case, tail_late, (s for _, s in ranked))  # None: one part
+    need_place = use_members or use_exported
+    # The open file's own rows: only a file of the same base name can be
+    # it (so most files are never joined and normalised).
+    open_base = os.path.basename(open_norm) if open_norm else None
+    receiver_names = frozenset(n for n, _ in hints.receivers) if use_receivers else frozenset()
+    folders: dict[tuple[str, str], tuple[str, float]] = {}
     for r, symbol in ranked:
         fk = (symbol.root, symbol.path)
         f = by_file.get(fk)
         if f is None:
-            share = _path_share(words, symbol.path)
-            in_tests = test_prior and is_test_path(symbol.path)
+            path = symbol.path
+            share = _path_share(words, path)
+            in_tests = test_prior and is_test_path(path)
             imported = False
             proximity = 0.0
-            if need_file:
+            place: tuple[str, str] | None = None
+            if need_file or need_place:
                 file = symbol.file
-                same = open_norm is not None and os.path.normpath(file) == open_norm
+                same = (
+                    open_base is not None
+                    and path.endswith(open_base)
+                    and os.path.normpath(file) == open_norm
+                )
                 in_tests = in_tests and not same
                 imported = use_imports and file in related
+                # A folder's closeness and absolute path, once per folder.
+                gk = (symbol.root, path.rpartition("/")[0])
+                g = folders.get(gk)
+                if g is None:
+                    folder = os.path.dirname(file)
+                    near = SAME_FOLDER_SCORE / (1 + directory_distance(file, open_file or file))
+                    g = folders[gk] = (folder, near if open_file else 0.0)
+                place = (file, g[0])
                 if open_file:
-                    if same:
-                        proximity = SAME_FILE_SCORE
-                    else:
-                        folder = os.path.dirname(file)
-                        got = by_folder.get(folder)
-                        if got is None:
-                            got = by_folder[folder] = proximity_score(file, open_file)
-                        proximity = got
+                    proximity = SAME_FILE_SCORE if same else g[1]
                     if not same_file_first and proximity == SAME_FILE_SCORE:
                         proximity = SAME_FOLDER_SCORE
-            f = by_file[fk] = (share, bool(in_tests), bool(imported), proximity)
+            f = by_file[fk] = (share, bool(in_tests), bool(imported), proximity, place)
         name, container = symbol.name, symbol.container
         nk = (name, container)
         n = by_name.get(nk)
@@ -396,17 +407,15 @@ def _order(
             n = where.better(symbol, n)
         unmentioned = not (use_open and name in open_names)
         receiver = 0
-        if use_receivers:
+        if use_receivers and name in receiver_names:
             got_grade = graded.get(nk)
             if got_grade is None:
                 got_grade = graded[nk] = hints.receiver_grade(name, container)
             receiver = got_grade
         member = exported = False
-        if use_members or use_exported:
-            place = places.get(fk)
-            if place is None:
-                file = symbol.file
-                place = places[fk] = (file, os.path.dirname(file))
+        if need_place:
+            place = f[4]
+            assert place is not None
             member = use_members and hints.is_member(place[0], place[1], container)
             exported = use_exported and hints.is_exported(place[0], name, container)
         span = symbol.span
