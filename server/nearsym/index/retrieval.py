@@ -106,7 +106,9 @@ class Rows(Protocol):
     def materialize(self, seg: Segment, rows: NDArray[np.uint32]) -> list[Symbol]: ...
 
 
-def candidates(index: Rows, query: Query, width: int, open_file: str | None) -> list[Symbol]:
+def candidates(
+    index: Rows, query: Query, width: int, open_file: str | None, shown: int | None = None
+) -> list[Symbol]:
     """The candidate pool for `query` in `index`, in retrieval order.
 
     At most `width` rows, except that every exact name match is included
@@ -114,7 +116,9 @@ def candidates(index: Rows, query: Query, width: int, open_file: str | None) -> 
     definitions of the files nearest `open_file` (absolute path), or of
     all files in path order when none is open. The query's modifiers
     filter the rows as the tiers fill; a query with where-parts or an
-    owner's base classes gets the rows `where.widen` adds.
+    owner's base classes gets the rows `where.widen` adds; `shown`, when
+    given, is how many rows of the answer can be shown (offset and limit),
+    which bounds what the located rows must fill (see `where.widen`).
     """
     retrieval = _Retrieval(index)
     if query.empty:
@@ -148,7 +152,7 @@ def candidates(index: Rows, query: Query, width: int, open_file: str | None) -> 
     ):
         pool.extend(retrieval.typos(text, width - len(pool), pool))
     # Inherited members, and what the where-parts locate: see `where`.
-    return where.widen(query, width, pool, retrieval)
+    return where.widen(query, width, pool, retrieval, shown)
 
 
 class _Retrieval:

@@ -98,7 +98,17 @@ def search(
     ranking = max(limit, STABLE_LIMIT)
     width = pool_width(offset, ranking)
     ordered = ranked_pool(
-        namespaces, query, ranking, width, open_file, policy, related, extra, hints, keys
+        namespaces,
+        query,
+        ranking,
+        width,
+        open_file,
+        policy,
+        related,
+        extra,
+        hints,
+        keys,
+        offset + ranking,
     )
     return ordered[offset : offset + limit]
 
@@ -161,8 +171,10 @@ def ranked_pool(
     extra: Callable[[], Sequence[Sequence[Symbol]]] | None = None,
     hints: WorkspaceHints | None = None,
     keys: dict[int, ExplainedKey] | None = None,
+    shown: int | None = None,
 ) -> list[Symbol]:
     """Every namespace's pool of `width` rows, ordered a block at a time.
+    `shown`: how many of the ordered rows can be shown (`where.widen`).
 
     The query text is parsed here, once (`Query`), and its owner's base
     classes resolved (`where.resolve`): retrieval, the name and path scores
@@ -182,7 +194,7 @@ def ranked_pool(
         hints or WorkspaceHints(),
         frozenset(ns.root for ns in namespaces if ns.dependency),
     )
-    pools = [ns.index.candidates(parsed, width, open_file) for ns in namespaces]
+    pools = [ns.index.candidates(parsed, width, open_file, shown) for ns in namespaces]
     if extra is not None:
         pools.extend(list(p) for p in extra())
     # Blocks are cut before dropping zero-evidence rows, so that a block's

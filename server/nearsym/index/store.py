@@ -369,10 +369,14 @@ class SymbolIndex:
 
     # -- retrieval -----------------------------------------------------------------
     def candidates(
-        self, query: Query | str, width: int, open_file: str | None = None
+        self,
+        query: Query | str,
+        width: int,
+        open_file: str | None = None,
+        shown: int | None = None,
     ) -> list[Symbol]:
         """The candidate pool for `query` (a `str` is parsed here, for callers
         that hold the text alone), in retrieval order: see
         `retrieval.candidates`."""
         parsed = Query.parse(query) if isinstance(query, str) else query
-        return retrieval.candidates(self, parsed, width, open_file)
+        return retrieval.candidates(self, parsed, width, open_file, shown)
