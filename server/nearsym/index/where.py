@@ -212,6 +212,11 @@ class PlaceStarts:
         self.full = (1 << len(where)) - 1 if every else 0
         self._files: dict[tuple[int, int], int] = {}
         self._conts: dict[tuple[int, int], int] = {}
+        self._within: dict[int, NDArray[np.int64]] = {}
+        """Per segment (by id), the sorted rows `entries` found: a superset
+        of those the test passes, so rows outside it are refused at once
+        (a located name part's entries can hold thousands of rows of a
+        common name, `status`, in files and classes no part names)."""
 
     def _bits(self, found: Iterable[str]) -> int:
         found = list(found)
@@ -224,6 +229,19 @@ class PlaceStarts:
     def __call__(
         self, seg: Segment, rows: NDArray[np.uint32], path_of: PathOf
     ) -> NDArray[np.bool_]:
+        within = self._within.get(id(seg))
+        if within is None or not len(rows):
+            return self._test(seg, rows, path_of)
+        if not len(within):
+            return np.zeros(len(rows), dtype=np.bool_)
+        at = np.minimum(np.searchsorted(within, rows), len(within) - 1)
+        inside = within[at] == rows
+        out = np.zeros(len(rows), dtype=np.bool_)
+        if inside.any():
+            out[inside] = self._test(seg, rows[inside], path_of)
+        return out
+
+    def _test(self, seg: Segment, rows: NDArray[np.uint32], path_of: PathOf) -> NDArray[np.bool_]:
         tag = id(seg)
         files = np.searchsorted(seg.file_start, rows, side="right") - 1
         conts = seg.conts(rows)
@@ -279,7 +297,10 @@ class PlaceStarts:
                 rows = np.union1d(rows, found)
             if not _few(seg, len(rows)):
                 return None
-        return None if rows is None else _entries_of_rows(seg, rows)
+        if rows is None:
+            return None
+        self._within[id(seg)] = rows
+        return _entries_of_rows(seg, rows)
 
 
 def _entries_of_rows(seg: Segment, rows: NDArray[Any]) -> NDArray[np.uint32]:
