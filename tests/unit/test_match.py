@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import random
 import string
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nearsym.core.align import WIDE, align
+from nearsym.core.align import WIDE, _by_width, align
 from nearsym.core.match import (
     EXACT_IGNORING_CASE_SCORE,
     EXACT_SCORE,
@@ -231,6 +232,21 @@ def test_unicode_alignment_equals_the_reference(query: str, names: list[str], sm
 )
 def test_long_names_equal_the_reference(query: str, longs: list[str]) -> None:
     _check_alignment(query, ["ab", "a_b", *longs, "Xb"], True)
+
+
+def test_a_pool_cut_by_width_equals_the_reference() -> None:
+    # Enough rows, of widths far enough apart, that `align` cuts the matrix
+    # in two (`_by_width`): the scores and positions are those of one name
+    # at a time.
+    rng = random.Random(20261202)
+    letters = "abcXY_eD."
+    names = ["".join(rng.choices(letters, k=rng.randint(1, 8))) for _ in range(90)]
+    names += ["".join(rng.choices(letters, k=rng.randint(60, 90))) for _ in range(12)]
+    rng.shuffle(names)
+    assert len(_by_width(list(range(len(names))), names)) == 2
+    for query in ("ab", "aXe", "b_D", "a.e", "Y"):
+        for smart in (True, False):
+            _check_alignment(query, names, smart)
 
 
 def test_alignment_of_nothing() -> None:

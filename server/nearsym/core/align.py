@@ -184,15 +184,41 @@ def align(
     if m and count:
         short = [i for i, n in enumerate(names) if 0 < len(n) <= WIDE]  # "" holds nothing
         long = [i for i, n in enumerate(names) if len(n) > WIDE]
-        for chosen in (short, long):
-            if not chosen:
-                continue
+        for chosen in (part for rows in (short, long) for part in _by_width(rows, names)):
             at = np.asarray(chosen, dtype=np.intp)
             r, t, k, where = _align_rows(typed, [names[i] for i in chosen], smart_case, positions)
             raw[at], tail[at], ok[at] = r, t, k
             for i, p in zip(chosen, where, strict=False):
                 traced[i] = p
     return Alignments(raw, tail, ok, ceiling(m), tuple(traced) if positions else ())
+
+
+SPLIT_ROWS = 64
+"""Rows from which a matrix may be cut in two by width (`_by_width`)."""
+SPLIT_SAVING = 0.7
+"""A cut is made when the two matrices hold at most this share of the
+one's cells: each costs the programme's fixed steps again (a guess; on
+the Linux kernel's slowest queries' pools, 15% less time aligning)."""
+
+
+def _by_width(rows: list[int], names: Sequence[str]) -> list[list[int]]:
+    """`rows` (indices into `names`) as one matrix, or as two, the shorter
+    names apart from the longer, where that saves enough cells: one long
+    name otherwise widens every row of a pool."""
+    if len(rows) < SPLIT_ROWS:
+        return [rows] if rows else []
+    lengths = np.fromiter((len(names[i]) for i in rows), dtype=np.int64, count=len(rows))
+    order = np.argsort(lengths, kind="stable")
+    ordered = lengths[order]
+    n = len(rows)
+    cut = np.arange(1, n)
+    cells = cut * ordered[:-1] + (n - cut) * ordered[-1]
+    best = int(np.argmin(cells))
+    if cells[best] > SPLIT_SAVING * n * int(ordered[-1]):
+        return [rows]
+    at = np.asarray(rows, dtype=np.intp)[order]
+    k = best + 1
+    return [at[:k].tolist(), at[k:].tolist()]
 
 
 def _leftmost_best_before(
