@@ -31,7 +31,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -46,7 +46,8 @@ STEP_MS = 50
 """Milliseconds the helper gathers events into one batch (a branch switch
 writes thousands of files at once)."""
 TIMEOUT_MS = 100
-"""The helper's idle wake-up: the first one after set-up says `ready`."""
+"""The helper's idle wake-up (it checks nothing else then: stdin's end
+sets the stop event, which the notifier polls every `STEP_MS`)."""
 
 Batch = list[tuple[int, str]]
 
@@ -71,23 +72,12 @@ def main(roots: list[str]) -> int:
         watchfiles.Change.deleted: 3,
     }
     out = sys.stdout.buffer
-    ready = False
     try:
-        for changes in watchfiles.watch(
-            *roots,
-            watch_filter=None,
-            step=STEP_MS,
-            rust_timeout=TIMEOUT_MS,
-            yield_on_timeout=True,
-            stop_event=stop,
-            ignore_permission_denied=True,
-            raise_interrupt=False,
-        ):
-            if not ready:
+        for changes in _batches(roots, stop):
+            if changes is None:
                 out.write(READY + b"\n")
-                ready = True
-            if changes:
-                line = json.dumps([(kinds[c], p) for c, p in changes])
+            elif changes:
+                line = json.dumps([(kinds[watchfiles.Change(c)], p) for c, p in changes])
                 out.write(line.encode("ascii") + b"\n")
             out.flush()
     except BrokenPipeError:  # the server is gone
@@ -96,6 +86,74 @@ def main(roots: list[str]) -> int:
         print(f"nearsym watcher: {type(error).__name__}: {error}", file=sys.stderr)
         return 1
     return 0
+
+
+DEBOUNCE_MS = 1600
+"""The longest the helper gathers a stream of events into one batch
+(watchfiles' default)."""
+POLL_DELAY_MS = 300
+"""Between two polls, where the notifier has to poll (watchfiles' default)."""
+
+
+def _batches(roots: list[str], stop: threading.Event) -> Iterator[set[tuple[int, str]] | None]:
+    """None once the watches are in place, then each batch of changes (as
+    (watchfiles' change number, path)), until `stop`.
+
+    watchfiles' own `watch()` first yields after its idle wake-up
+    (`TIMEOUT_MS`), 100 ms after the watches are in place, and the server's
+    walk waits for `ready`: so its Rust notifier is driven directly when it
+    can be (as its `watch()` drives it, with its defaults), and `ready` is
+    said as soon as the notifier is made."""
+    try:
+        from watchfiles._rust_notify import RustNotify
+        from watchfiles.main import (
+            _default_debug,
+            _default_force_polling,
+            _default_poll_delay_ms,
+        )
+    except ImportError:  # another watchfiles: its public `watch()`
+        yield from _batches_of_watch(roots, stop)
+        return
+    with RustNotify(
+        list(roots),
+        _default_debug(None),
+        _default_force_polling(None),
+        _default_poll_delay_ms(POLL_DELAY_MS),
+        True,  # recursive
+        True,  # ignore_permission_denied
+    ) as notify:
+        yield None
+        while True:
+            raw = notify.watch(DEBOUNCE_MS, STEP_MS, TIMEOUT_MS, stop)
+            if raw == "timeout":
+                continue
+            if isinstance(raw, str):  # "stop" or "signal"
+                return
+            yield raw
+
+
+def _batches_of_watch(
+    roots: list[str], stop: threading.Event
+) -> Iterator[set[tuple[int, str]] | None]:
+    import watchfiles
+
+    ready = False
+    for changes in watchfiles.watch(
+        *roots,
+        watch_filter=None,
+        debounce=DEBOUNCE_MS,
+        step=STEP_MS,
+        rust_timeout=TIMEOUT_MS,
+        yield_on_timeout=True,
+        stop_event=stop,
+        ignore_permission_denied=True,
+        raise_interrupt=False,
+    ):
+        if not ready:
+            yield None
+            ready = True
+        if changes:
+            yield {(int(c), p) for c, p in changes}
 
 
 class WatcherProcess:
