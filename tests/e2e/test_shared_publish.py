@@ -132,6 +132,38 @@ def test_publish_names_one_repository_per_root(database: str, tmp_path: Path) ->
     assert publish(database, a, b, names=["first", "second"]).returncode == 0
 
 
+def test_a_rebuilding_publish_keeps_the_other_repositories(database: str, tmp_path: Path) -> None:
+    from nearsym.index.shared import DEFINITION_INDEXES
+
+    # `small` first (a rebuild: the table is empty), then `large`, which
+    # outnumbers it (a rebuild that copies small's rows), then `small` again
+    # (the row-by-row path: large is most of the table).
+    small = make_project(tmp_path / "small", {"a.py": "def only_small():\n    pass\n"})
+    large = make_project(tmp_path / "large")
+    for root in (small, large, small):
+        done = publish(database, root)
+        assert done.returncode == 0, done.stderr
+    with connect(database) as conn:
+        rows = conn.execute(
+            "SELECT r.name, count(*) FROM nearsym.definition d"
+            " JOIN nearsym.repository r ON r.id = d.repository_id GROUP BY r.name ORDER BY 1"
+        ).fetchall()
+        indexes = {
+            r[0]
+            for r in conn.execute(
+                "SELECT indexname FROM pg_indexes WHERE schemaname = 'nearsym'"
+                " AND tablename = 'definition'"
+            )
+        }
+        tables = {
+            r[0]
+            for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'nearsym'")
+        }
+    assert rows == [("large", 9), ("small", 1)]
+    assert indexes == {name for name, _ in DEFINITION_INDEXES}
+    assert "definition_next" not in tables
+
+
 SHAPES = [
     # (query, a definition the pool must hold: qualified name)
     ("render_template", "render_template"),  # exact

@@ -8,7 +8,13 @@ import random
 
 import pytest
 
-from nearsym.index.shared_columns import fuzzy_trigrams, initials, name_columns, query_trigrams
+from nearsym.index.shared_columns import (
+    fuzzy_trigrams,
+    initials,
+    name_columns,
+    name_columns_text,
+    query_trigrams,
+)
 
 
 @pytest.mark.parametrize(
@@ -51,3 +57,16 @@ def test_batch_columns_equal_the_per_name_ones() -> None:
     batch_initials, batch_fuzzy = name_columns(names)
     assert batch_initials == [initials(n) for n in names]
     assert batch_fuzzy == [fuzzy_trigrams(n) for n in names]
+
+
+@pytest.mark.parametrize("with_unicode", [False, True])
+def test_text_columns_hold_the_same_trigrams(with_unicode: bool) -> None:
+    rng = random.Random(19)
+    alphabet = "aAbBzZ09_-.:$ #xyHTTPServer"
+    names = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14))) for _ in range(3000)]
+    names += ["HTTPServer", "", "ab"] + (["Ünïcodé_näme"] if with_unicode else [])
+    listed_initials, listed = name_columns(names)
+    text_initials, texts = name_columns_text(names)
+    assert text_initials == listed_initials
+    # The elements of an integer[] text form; the zero padding reads as the same value.
+    assert [[int(v) for v in t.split(",") if v] for t in texts] == listed

@@ -19,19 +19,41 @@ schema, one table per concern:
   `container_lower`, `fuzzy`: `shared_columns`; the queries are in
   `shared_query`).
 
-Atomic re-publish. A repository's rows are replaced by delete and insert
-in one transaction (`publish_repository`): under PostgreSQL's MVCC a reader
-sees the rows committed before its snapshot, so every statement (a query's
-retrieval is one) sees either all the old rows of a repository or all the
-new ones, never a mix. (A partition per repository swapped in whole was
-tried and dropped: every query then plans every partition.)
+Atomic re-publish, two ways. Readers see either all the old rows of a
+repository or all the new ones, never a mix, whichever way is taken:
 
-Speed. Rows go in with COPY (psycopg's `copy.write_row`); the derived
-name columns are computed a batch at a time with numpy; the definition table has no foreign keys (checking one per row
-costs more than the COPY), so `publish_repository` deletes a repository's
-rows itself. What this module does not do: incremental publishes (a push
-re-publishes the whole repository; a file-level diff would need the
-previous commit's file table).
+- Row by row (`_publish`, a repository that is a small part of the table):
+  the repository's rows are deleted and the new ones COPYed in, in one
+  transaction. Under PostgreSQL's MVCC a reader sees the rows committed
+  before its snapshot, so every statement (a query's retrieval is one)
+  sees one version. The indexes are maintained a row at a time, and a
+  VACUUM follows.
+- Rebuilt (`_rebuild_definitions`, a first publish or a repository that is
+  most of the table: `REBUILD_SHARE`): in one transaction, a new table
+  `definition_next` receives the other repositories' rows and then this
+  one's, its indexes are built after the COPY (a sorted build, far cheaper
+  than maintaining them row by row), and it takes the place of
+  `definition` (DROP and RENAME) just before the commit. Readers keep
+  reading the old table the whole time: the publisher's lock (SHARE ROW
+  EXCLUSIVE) keeps out only other publishers; only the swap at the end
+  takes ACCESS EXCLUSIVE, for the milliseconds of the renames and the
+  commit. Dropping and re-creating the indexes of `definition` itself in
+  the transaction was not done: that holds ACCESS EXCLUSIVE from the drop
+  to the commit, so every reader of every repository would wait for the
+  whole COPY and build (minutes for the kernel).
+
+(A partition per repository swapped in whole was tried and dropped: every
+query then plans every partition.)
+
+Speed. Rows go in with COPY, formatted here as text a block at a time
+(`definition_blocks`: psycopg's `write_row` spent most of its time
+dumping the `fuzzy` lists in Python); the derived name columns are
+computed a batch at a time with numpy; the definition table has no
+foreign keys (checking one per row costs more than the COPY), so
+`publish_repository` deletes a repository's rows itself. Figures in
+docs/shared-index.md (Figures). What this module does not do: incremental
+publishes (a push re-publishes the whole repository; a file-level diff
+would need the previous commit's file table).
 
 psycopg is imported here at module level: this module is only imported by
 the `publish` command and by the server once a shared index is configured,
@@ -40,6 +62,7 @@ never by the local product.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -47,7 +70,7 @@ from dataclasses import dataclass
 import psycopg
 
 from nearsym.core.model import Symbol
-from nearsym.index.shared_columns import name_columns
+from nearsym.index.shared_columns import name_columns_text
 
 SCHEMA_VERSION = 1
 """Bumped whenever a table or column changes meaning; readers and writers
@@ -62,16 +85,57 @@ against the default 4 MB) and merges it once at the end (the VACUUM in
 slow."""
 
 DEFINITION_INDEXES = (
+    ("definition_repository", "(repository_id, file_no)"),
     ("definition_name", "(name_lower text_pattern_ops, length(name_lower))"),
     ("definition_initials", "(initials text_pattern_ops)"),
     ("definition_name_trgm", f"USING gin (name_lower gin_trgm_ops) WITH ({_GIN})"),
     ("definition_container_trgm", f"USING gin (container_lower gin_trgm_ops) WITH ({_GIN})"),
     ("definition_fuzzy", f"USING gin (fuzzy) WITH ({_GIN})"),
 )
-"""The definition table's indexes: a btree on the lower-cased
-name (exact and prefix), one on the initials, trigram indexes on the name
-(substring) and the container (`Container.member`), and a GIN on the
-fuzzy trigrams (subsequence; see `shared_columns.fuzzy_trigrams`)."""
+"""The definition table's indexes: a btree on (repository, file) for a
+re-publish's delete, a btree on the lower-cased name (exact and prefix),
+one on the initials, trigram indexes on the name (substring) and the
+container (`Container.member`), and a GIN on the fuzzy trigrams
+(subsequence; see `shared_columns.fuzzy_trigrams`)."""
+
+
+def definition_table(table: str) -> str:
+    """The DDL of the definition table under the name `table` (the
+    rebuilding publish creates its successor as `definition_next`)."""
+    return f"""
+CREATE TABLE {SCHEMA}.{table} (
+    repository_id integer NOT NULL,
+    file_no integer NOT NULL,
+    name text NOT NULL,
+    name_lower text NOT NULL,
+    initials text NOT NULL,
+    container text NOT NULL,
+    container_lower text NOT NULL,
+    kind smallint NOT NULL,
+    line integer NOT NULL,
+    col integer NOT NULL,
+    end_line integer NOT NULL,
+    end_col integer NOT NULL,
+    local boolean NOT NULL,
+    deprecated boolean NOT NULL,
+    fuzzy integer[] NOT NULL
+);
+-- The planner's estimate for `fuzzy @> ...` needs no sample of the arrays
+-- (ANALYZE spent most of a publish's time on them).
+ALTER TABLE {SCHEMA}.{table} ALTER COLUMN fuzzy SET STATISTICS 0;
+"""
+
+
+def definition_indexes(table: str, suffix: str = "") -> list[str]:
+    """The CREATE INDEX statements of `DEFINITION_INDEXES` on `table`,
+    each index's name followed by `suffix`."""
+    return [
+        f"CREATE INDEX {name}{suffix} ON {SCHEMA}.{table} {spec}"
+        for name, spec in DEFINITION_INDEXES
+    ]
+
+
+_INDEX_DDL = "".join(statement + ";\n" for statement in definition_indexes("definition"))
 
 DDL = f"""
 CREATE SCHEMA IF NOT EXISTS {SCHEMA};
@@ -98,35 +162,10 @@ CREATE TABLE {SCHEMA}.file (
     PRIMARY KEY (repository_id, file_no)
 );
 CREATE INDEX file_path_trgm ON {SCHEMA}.file USING gin (path_lower gin_trgm_ops);
-CREATE TABLE {SCHEMA}.definition (
-    repository_id integer NOT NULL,
-    file_no integer NOT NULL,
-    name text NOT NULL,
-    name_lower text NOT NULL,
-    initials text NOT NULL,
-    container text NOT NULL,
-    container_lower text NOT NULL,
-    kind smallint NOT NULL,
-    line integer NOT NULL,
-    col integer NOT NULL,
-    end_line integer NOT NULL,
-    end_col integer NOT NULL,
-    local boolean NOT NULL,
-    deprecated boolean NOT NULL,
-    fuzzy integer[] NOT NULL
-);
-CREATE INDEX definition_repository ON {SCHEMA}.definition (repository_id, file_no);
--- The planner's estimate for `fuzzy @> ...` needs no sample of the arrays
--- (ANALYZE spent most of a publish's time on them).
-ALTER TABLE {SCHEMA}.definition ALTER COLUMN fuzzy SET STATISTICS 0;
-{{indexes}}
+{definition_table("definition")}
+{_INDEX_DDL}
 INSERT INTO {SCHEMA}.meta (version) VALUES ({SCHEMA_VERSION});
-""".replace(
-    "{indexes}",
-    "".join(
-        f"CREATE INDEX {name} ON {SCHEMA}.definition {spec};\n" for name, spec in DEFINITION_INDEXES
-    ),
-)
+"""
 
 DEFINITION_COLUMNS = (
     "repository_id, file_no, name, name_lower, initials, container, container_lower,"
@@ -190,44 +229,59 @@ class Published:
     seconds: float
 
 
-def definition_rows(
+def definition_blocks(
     repository_id: int, files: Sequence[tuple[str, Sequence[Symbol]]]
-) -> Iterable[tuple[object, ...]]:
-    """The COPY rows of `files` (relative path, its definitions), numbered
-    in the order given. The derived name columns are computed a batch of
-    `COLUMN_BATCH` definitions at a time (`shared_columns.name_columns`)."""
+) -> Iterable[str]:
+    """The definition rows of `files` (relative path, its definitions) in
+    COPY's text format, numbered in the order given, a block of
+    `COLUMN_BATCH` rows at a time (`shared_columns.name_columns_text`
+    computes the derived name columns of a block together).
+
+    Formatted here rather than by psycopg's `write_row`: its dumper of the
+    `fuzzy` list runs in Python a value at a time."""
     batch: list[tuple[int, Symbol]] = []
 
-    def rows() -> Iterable[tuple[object, ...]]:
-        initial, fuzzy = name_columns([s.name for _, s in batch])
-        for (file_no, s), first, trigrams in zip(batch, initial, fuzzy, strict=True):
+    def block() -> str:
+        names = [s.name for _, s in batch]
+        containers = [s.container for _, s in batch]
+        initial, fuzzy = name_columns_text(names)
+        if _COPY_ESCAPED.search("".join(names)) or _COPY_ESCAPED.search("".join(containers)):
+            names = [copy_field(n) for n in names]
+            containers = [copy_field(c) for c in containers]
+            initial = [copy_field(i) for i in initial]
+        lines = []
+        for (file_no, s), name, container, first, trigrams in zip(
+            batch, names, containers, initial, fuzzy, strict=True
+        ):
             span = s.span
-            yield (
-                repository_id,
-                file_no,
-                s.name,
-                s.name.lower(),
-                first,
-                s.container,
-                s.container.lower(),
-                int(s.kind),
-                span.line,
-                span.col,
-                span.end_line,
-                span.end_col,
-                s.local,
-                s.deprecated,
-                trigrams,
+            lines.append(
+                f"{repository_id}\t{file_no}\t{name}\t{name.lower()}\t{first}\t"
+                f"{container}\t{container.lower()}\t{int(s.kind)}\t"
+                f"{span.line}\t{span.col}\t{span.end_line}\t{span.end_col}\t"
+                f"{'t' if s.local else 'f'}\t{'t' if s.deprecated else 'f'}\t{{{trigrams}}}\n"
             )
+        return "".join(lines)
 
     for file_no, (_, symbols) in enumerate(files):
         for s in symbols:
             batch.append((file_no, s))
         if len(batch) >= COLUMN_BATCH:
-            yield from rows()
+            yield block()
             batch = []
     if batch:
-        yield from rows()
+        yield block()
+
+
+_COPY_ESCAPED = re.compile(r"[\\\t\n\r]")
+"""The characters a field of a text COPY must escape."""
+
+
+def copy_field(value: str) -> str:
+    """`value` as a field of a text COPY: backslash, tab, newline and
+    carriage return escaped."""
+    return (
+        value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+    )
 
 
 COLUMN_BATCH = 20_000
@@ -276,35 +330,133 @@ def _publish(
         ).fetchone()
         assert row is not None
         repository_id = int(str(row[0]))
-        conn.execute(f"DELETE FROM {SCHEMA}.definition WHERE repository_id = %s", (repository_id,))
-        conn.execute(f"DELETE FROM {SCHEMA}.file WHERE repository_id = %s", (repository_id,))
-        with conn.cursor() as cur:
-            with cur.copy(
-                f"COPY {SCHEMA}.file (repository_id, file_no, path, path_lower, language)"
-                " FROM STDIN"
-            ) as copy:
-                for file_no, (path, symbols) in enumerate(files):
-                    language = symbols[0].language if symbols else ""
-                    copy.write_row((repository_id, file_no, path, path.lower(), language))
-            with cur.copy(f"COPY {SCHEMA}.definition ({DEFINITION_COLUMNS}) FROM STDIN") as copy:
-                for values in definition_rows(repository_id, files):
-                    copy.write_row(values)
+        others = conn.execute(
+            f"SELECT coalesce(sum(definitions), 0) FROM {SCHEMA}.repository WHERE id <> %s",
+            (repository_id,),
+        ).fetchone()
+        rebuild = others is not None and int(str(others[0])) <= count * REBUILD_SHARE
+        if rebuild:
+            _rebuild_definitions(conn, repository_id, files)
+        else:
+            conn.execute(
+                f"DELETE FROM {SCHEMA}.definition WHERE repository_id = %s", (repository_id,)
+            )
+            _copy_definitions(conn, "definition", repository_id, files, freeze=False)
+        _replace_files(conn, repository_id, files)
+        if rebuild:
+            _swap_definitions(conn)
         conn.execute(
             f"UPDATE {SCHEMA}.repository SET root_path = %s, commit = %s, published_at = now(),"
             " files = %s, definitions = %s, current = true WHERE id = %s",
             (root_path, commit, len(files), count, repository_id),
         )
-    # Outside the transaction, VACUUM: it merges the GIN pending lists,
-    # makes the replaced rows' space reusable by the next publish (without
-    # it every re-publish grows the table by the repository's size), and
-    # refreshes the planner's statistics (the tiers choose between indexes
-    # by estimated row counts). Readers are correct without it; it blocks
-    # none of them. It does not shrink the files: measured on five Python
-    # projects (53,000 definitions), 478 bytes a definition freshly
-    # published, 1,468 after the largest was published three times.
-    conn.execute(f"VACUUM (ANALYZE) {SCHEMA}.definition")
+    if not rebuild:
+        # Outside the transaction, VACUUM: it merges the GIN pending lists,
+        # makes the replaced rows' space reusable by the next publish
+        # (without it every re-publish grows the table by the repository's
+        # size), and refreshes the planner's statistics (the tiers choose
+        # between indexes by estimated row counts). Readers are correct
+        # without it; it blocks none of them. It does not shrink the files:
+        # measured on five Python projects (53,000 definitions), 478 bytes a
+        # definition freshly published, 1,468 after the largest was
+        # published three times. A rebuilt table needs none of it (see
+        # `_rebuild_definitions`).
+        conn.execute(f"VACUUM (ANALYZE) {SCHEMA}.definition")
     conn.execute(f"VACUUM (ANALYZE) {SCHEMA}.file")
     return count
+
+
+REBUILD_SHARE = 1.0
+"""A publish rebuilds the definition table (`_rebuild_definitions`) when
+the other repositories' rows are at most this many times its own: a first
+publish always, a re-publish of the largest of two repositories too.
+Building the indexes after the COPY costs a fraction of maintaining them
+row by row (the kernel's write: 237 s row by row, 95 s rebuilt, of which
+55 s the index builds; docs/shared-index.md, Figures), but the rebuild also
+copies and re-indexes the other repositories' rows, so it pays only while
+those are not many more than the new ones. 1 is a guess on the safe side
+of that break-even, not a measured one."""
+
+
+def _rebuild_definitions(
+    conn: psycopg.Connection[tuple[object, ...]],
+    repository_id: int,
+    files: Sequence[tuple[str, Sequence[Symbol]]],
+) -> None:
+    """Build `definition_next`: the other repositories' rows, then this
+    one's, then the indexes, and its statistics (`_swap_definitions` puts it
+    in place of `definition` at the end of the transaction).
+
+    Readers keep reading `definition` meanwhile: the lock taken here (SHARE
+    ROW EXCLUSIVE) keeps out only other publishers, which would otherwise
+    write rows the copy misses. The new table is created in this
+    transaction, so its COPY is FREEZE: its rows are written frozen and
+    all-visible, and as the table has no dead rows and its GIN indexes no
+    pending list, it needs no VACUUM after the commit; the ANALYZE here
+    gives it statistics before the first reader plans a query on it.
+
+    The builds keep the server's `maintenance_work_mem` and parallel
+    workers: measured on the kernel (PostgreSQL 15), the fuzzy GIN took
+    30.2, 30.6, 30.6 and 31.4 s with 64 MB, 256 MB, 1 GB and 3 GB, and the
+    name's trigram GIN 17.4 s with 64 MB and 19.0 s with 1 GB (a GIN build
+    is one process's CPU here, not memory); two parallel workers took the
+    name btree from 3.4 to 2.8 s, which the default (2) already gives.
+
+    The publishing role must own the table (it created the schema), as
+    DROP TABLE requires."""
+    conn.execute(f"LOCK TABLE {SCHEMA}.definition IN SHARE ROW EXCLUSIVE MODE")
+    conn.execute(definition_table("definition_next"))
+    conn.execute(
+        f"INSERT INTO {SCHEMA}.definition_next ({DEFINITION_COLUMNS})"
+        f" SELECT {DEFINITION_COLUMNS} FROM {SCHEMA}.definition WHERE repository_id <> %s",
+        (repository_id,),
+    )
+    _copy_definitions(conn, "definition_next", repository_id, files, freeze=True)
+    for statement in definition_indexes("definition_next", "_next"):
+        conn.execute(statement)
+    conn.execute(f"ANALYZE {SCHEMA}.definition_next")
+
+
+def _swap_definitions(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    """`definition_next` becomes `definition`. The DROP waits for the
+    queries running on the old table (ACCESS EXCLUSIVE); queries that start
+    meanwhile wait for the commit, which follows at once, and then read the
+    new table."""
+    conn.execute(f"DROP TABLE {SCHEMA}.definition")
+    conn.execute(f"ALTER TABLE {SCHEMA}.definition_next RENAME TO definition")
+    for index, _ in DEFINITION_INDEXES:
+        conn.execute(f"ALTER INDEX {SCHEMA}.{index}_next RENAME TO {index}")
+
+
+def _copy_definitions(
+    conn: psycopg.Connection[tuple[object, ...]],
+    table: str,
+    repository_id: int,
+    files: Sequence[tuple[str, Sequence[Symbol]]],
+    freeze: bool,
+) -> None:
+    options = " (FREEZE)" if freeze else ""
+    text = f"COPY {SCHEMA}.{table} ({DEFINITION_COLUMNS}) FROM STDIN{options}"
+    with conn.cursor() as cur, cur.copy(text) as copy:
+        for block in definition_blocks(repository_id, files):
+            copy.write(block)
+
+
+def _replace_files(
+    conn: psycopg.Connection[tuple[object, ...]],
+    repository_id: int,
+    files: Sequence[tuple[str, Sequence[Symbol]]],
+) -> None:
+    conn.execute(f"DELETE FROM {SCHEMA}.file WHERE repository_id = %s", (repository_id,))
+    with (
+        conn.cursor() as cur,
+        cur.copy(
+            f"COPY {SCHEMA}.file (repository_id, file_no, path, path_lower, language) FROM STDIN"
+        ) as copy,
+    ):
+        for file_no, (path, symbols) in enumerate(files):
+            language = symbols[0].language if symbols else ""
+            copy.write_row((repository_id, file_no, path, path.lower(), language))
 
 
 def connect(url: str, connect_timeout: float = 5.0) -> psycopg.Connection[tuple[object, ...]]:
