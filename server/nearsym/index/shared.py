@@ -86,14 +86,19 @@ slow."""
 
 DEFINITION_INDEXES = (
     ("definition_repository", "(repository_id, file_no)"),
-    ("definition_name", "(name_lower text_pattern_ops, length(name_lower))"),
+    (
+        "definition_name",
+        "(name_lower text_pattern_ops, length(name_lower)) INCLUDE (repository_id)",
+    ),
     ("definition_initials", "(initials text_pattern_ops)"),
     ("definition_name_trgm", f"USING gin (name_lower gin_trgm_ops) WITH ({_GIN})"),
     ("definition_container_trgm", f"USING gin (container_lower gin_trgm_ops) WITH ({_GIN})"),
     ("definition_fuzzy", f"USING gin (fuzzy) WITH ({_GIN})"),
 )
 """The definition table's indexes: a btree on (repository, file) for a
-re-publish's delete, a btree on the lower-cased name (exact and prefix),
+re-publish's delete, a btree on the lower-cased name (exact and prefix;
+with the repository, so that a prefix's first names come from it alone,
+`shared_query`'s two-step prefix tier),
 one on the initials, trigram indexes on the name (substring) and the
 container (`Container.member`), and a GIN on the fuzzy trigrams
 (subsequence; see `shared_columns.fuzzy_trigrams`)."""

@@ -13,12 +13,17 @@ Tiers and the index each one uses (EXPLAIN of each in docs/shared-index.md):
 | tier | condition | index |
 |---|---|---|
 | exact | `name_lower = q` | btree `definition_name` |
-| prefix | `name_lower LIKE 'q%'` | btree `definition_name` (text_pattern_ops) |
+| prefix | `name_lower LIKE 'q%'`, in two steps: the first names from the btree alone, then their rows | btree `definition_name` (text_pattern_ops, with the repository: an index-only scan) |
 | initials | `initials LIKE 'q%'` (`wsp` -> WorkspaceSymbolParams) | btree `definition_initials` |
 | substring | `name_lower LIKE '%q%'` (3+ characters) | GIN trigram `definition_name_trgm` |
 | subsequence | `fuzzy @> query's trigrams`, then `name_lower LIKE '%q%u%e%r%y%'` | GIN on the fuzzy trigrams (`shared_columns.fuzzy_trigrams`) |
 | path words | the last of several words a prefix of the name, the others in the file's path | btree + GIN trigram `file_path_trgm` |
 | owner | `container_lower LIKE '%q%'` (a class's name reaches its members) | GIN trigram `definition_container_trgm` |
+
+A long query (16 characters or more) asks the trigram indexes of the
+substring, subsequence and owner tiers for a few pieces of it
+(`index_pattern`, `fewer_trigrams`) and checks the whole condition on the
+rows they give: a GIN scan's cost grows with the trigrams it is given.
 
 A qualified query (`Container.member`, `pkg::name`) runs the name tiers on
 the member with the owner required in the container (`LIKE '%o%w%n%'` on
@@ -41,6 +46,7 @@ index here (the caller drops whole repositories that are open locally).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
@@ -87,6 +93,56 @@ def subsequence_pattern(text: str) -> str:
     return "%" + "%".join(like_escape(c) for c in text) + "%"
 
 
+def prefix_end(prefix: str) -> str | None:
+    """The least string above every string that starts with `prefix` in
+    byte order (`text_pattern_ops`; UTF-8 keeps code point order): its
+    last character's successor, or None when there is none."""
+    while prefix:
+        code = ord(prefix[-1]) + 1
+        if 0xD800 <= code <= 0xDFFF:
+            code = 0xE000
+        if code <= 0x10FFFF:
+            return prefix[:-1] + chr(code)
+        prefix = prefix[:-1]
+    return None
+
+
+INDEX_PIECES = 4
+"""A long query's substring tiers ask the trigram index for this many
+pieces of it (`index_pattern`), up to 4 characters each, not for all of its
+trigrams: a GIN scan costs about half a millisecond per trigram on the
+kernel (a 47-character name: 45 trigrams, 27 ms in the name's index and 24
+in the fuzzy one), while 4 pieces of its longest words mostly leave only a
+handful of rows for the exact condition to check."""
+
+
+def index_pattern(text: str) -> str | None:
+    """A LIKE pattern every name containing `text` matches, with fewer
+    trigrams than `%text%`: up to four letters from the middle of each of
+    `text`'s `INDEX_PIECES` longest runs of letters and digits, in order;
+    None when `text` is too short or has too few runs to gain from it.
+    Every name containing `text` contains the pieces in that order."""
+    runs = [(m.start(), m.group()) for m in _ALNUM.finditer(text) if len(m.group()) >= 3]
+    if len(text) < 16 or len(runs) <= INDEX_PIECES:
+        return None
+    chosen = sorted(sorted(runs, key=lambda r: -len(r[1]))[:INDEX_PIECES])
+    pieces = [run[max(0, (len(run) - 4) // 2) :][:4] for _, run in chosen]
+    return "%" + "%".join(like_escape(p) for p in pieces) + "%"
+
+
+_ALNUM = re.compile(r"[0-9a-z]+")
+
+
+def fewer_trigrams(trigrams: list[int]) -> list[int]:
+    """At most 2 x `INDEX_PIECES` of a query's trigrams, spread evenly,
+    for the fuzzy index (see `index_pattern`)."""
+    keep = 2 * INDEX_PIECES
+    if len(trigrams) <= keep:
+        return trigrams
+    step = len(trigrams) / keep
+    return [trigrams[int(k * step)] for k in range(keep)]
+
+
 @dataclass(frozen=True, slots=True)
 class Tier:
     """One SQL condition on the definition table (and, for path words, the
@@ -96,6 +152,10 @@ class Tier:
     where: str
     params: dict[str, Any]
     join_file: bool = False
+    names_where: str = ""
+    """When set, the tier is selected in two steps (`tier_select`): the
+    first `n` names under this condition (on the alias `p`, answerable from
+    the name btree alone), then the rows of those names under `where`."""
 
 
 def tiers(query: str) -> list[Tier]:
@@ -123,11 +183,23 @@ def tiers(query: str) -> list[Tier]:
     prefix = like_escape(text) + "%"
     params = {"q": text, "prefix": prefix, "sub": "%" + like_escape(text) + "%", **first_owner}
     params["seq"] = subsequence_pattern(text)
+    prefix_where = "d.name_lower LIKE %(prefix)s AND d.name_lower <> %(q)s"
+    names_where = ""
+    end = prefix_end(text)
+    if not owner_cond and end is not None:
+        # The prefix's rows are often tens of thousands (`sd`: 61,000 in
+        # the kernel); sorting them by length reads each from the table.
+        # The name btree (with the repository) answers the first names
+        # alone; only their rows are read. The range is spelled out: the
+        # planner took the trigram index for the LIKE alone.
+        names_where = (
+            "p.name_lower ~>=~ %(q)s AND p.name_lower ~<~ %(q_end)s"
+            " AND p.name_lower LIKE %(prefix)s AND p.name_lower <> %(q)s"
+        )
+        params["q_end"] = end
     out = [
         Tier("exact", "d.name_lower = %(q)s" + owner_cond, params),
-        Tier(
-            "prefix", "d.name_lower LIKE %(prefix)s AND d.name_lower <> %(q)s" + owner_cond, params
-        ),
+        Tier("prefix", prefix_where + owner_cond, params, names_where=names_where),
     ]
     if len(text) >= 2:
         out.append(
@@ -140,23 +212,40 @@ def tiers(query: str) -> list[Tier]:
     # Below three characters a pattern has no trigram for an index to use:
     # the tiers above (btree) are all a short query gets from the database.
     trigrams = query_trigrams(text)
+    # A long query asks the trigram indexes for a few pieces of it; the
+    # whole condition is then checked on the rows they give, written so
+    # that the planner cannot take it to the index too (`|| ''`).
+    pattern = index_pattern(text)
+    if pattern is not None:
+        params["sub_index"] = pattern
+        has_sub = "d.name_lower LIKE %(sub_index)s AND (d.name_lower || '') LIKE %(sub)s"
+        owner_sub = (
+            "d.container_lower LIKE %(sub_index)s AND (d.container_lower || '') LIKE %(sub)s"
+        )
+    else:
+        has_sub = "d.name_lower LIKE %(sub)s"
+        owner_sub = "d.container_lower LIKE %(sub)s"
     if len(text) >= 3:
         out.append(
             Tier(
                 "substring",
-                "d.name_lower LIKE %(sub)s AND d.name_lower NOT LIKE %(prefix)s"
+                has_sub + " AND d.name_lower NOT LIKE %(prefix)s"
                 " AND d.initials NOT LIKE %(prefix)s" + owner_cond,
                 params,
             )
         )
     if trigrams:
+        some = fewer_trigrams(trigrams)
+        has_fuzzy = "d.fuzzy @> %(fuzzy_index)s::integer[]"
+        if len(some) < len(trigrams):
+            has_fuzzy += " AND (d.fuzzy || '{}'::integer[]) @> %(fuzzy)s::integer[]"
         out.append(
             Tier(
                 "subsequence",
-                "d.fuzzy @> %(fuzzy)s::integer[] AND d.name_lower LIKE %(seq)s"
+                has_fuzzy + " AND d.name_lower LIKE %(seq)s"
                 " AND d.name_lower NOT LIKE %(sub)s AND d.initials NOT LIKE %(prefix)s"
                 + owner_cond,
-                dict(params, fuzzy=trigrams),
+                dict(params, fuzzy=trigrams, fuzzy_index=some),
             )
         )
     words = query.lower().split()
@@ -171,7 +260,7 @@ def tiers(query: str) -> list[Tier]:
         out.append(
             Tier(
                 "owner",
-                "d.container_lower LIKE %(sub)s AND d.name_lower NOT LIKE %(seq)s",
+                owner_sub + " AND d.name_lower NOT LIKE %(seq)s",
                 params,
             )
         )
@@ -192,9 +281,20 @@ def tier_select(number: int, tier: Tier, qualified_first: bool) -> str:
         if tier.join_file
         else ""
     )
+    where = tier.where
+    if tier.names_where:
+        # The first n rows of the tier by (length, name) hold every name of
+        # its first n rows in the full order below: the second step's rows
+        # are a superset of the answer, and `where` keeps them in the tier.
+        where = (
+            f"d.name_lower = ANY(ARRAY(SELECT p.name_lower FROM {SCHEMA}.definition p"
+            f" WHERE {tier.names_where} AND p.repository_id <> ALL(%(skip)s::integer[])"
+            " ORDER BY length(p.name_lower), p.name_lower LIMIT %(n)s))"
+            f" AND {where}"
+        )
     return (
         f"(SELECT {number} AS tier, {_COLUMNS} FROM {SCHEMA}.definition d{join}"
-        f" WHERE {tier.where} AND d.repository_id <> ALL(%(skip)s::integer[])"
+        f" WHERE {where} AND d.repository_id <> ALL(%(skip)s::integer[])"
         f" ORDER BY {order} LIMIT %(n)s)"
     )
 
