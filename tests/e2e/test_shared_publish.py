@@ -164,6 +164,33 @@ def test_a_rebuilding_publish_keeps_the_other_repositories(database: str, tmp_pa
     assert "definition_next" not in tables
 
 
+def test_a_row_by_row_publish_brings_an_earlier_index_layout_up_to_date(
+    database: str, tmp_path: Path
+) -> None:
+    from nearsym.index.shared import DEFINITION_INDEXES
+
+    small = make_project(tmp_path / "small", {"a.py": "def only_small():\n    pass\n"})
+    assert publish(database, make_project(tmp_path / "large")).returncode == 0
+    with connect(database) as conn:  # the layout of an earlier nearsym
+        for name, _ in DEFINITION_INDEXES:
+            if name.startswith("definition_name_trgm_"):
+                conn.execute(f"DROP INDEX nearsym.{name}")
+        conn.execute(
+            "CREATE INDEX definition_name_trgm ON nearsym.definition"
+            " USING gin (name_lower gin_trgm_ops)"
+        )
+    assert publish(database, small).returncode == 0  # row by row: large is most of the table
+    with connect(database) as conn:
+        indexes = {
+            r[0]
+            for r in conn.execute(
+                "SELECT indexname FROM pg_indexes WHERE schemaname = 'nearsym'"
+                " AND tablename = 'definition'"
+            )
+        }
+    assert indexes == {name for name, _ in DEFINITION_INDEXES}
+
+
 SHAPES = [
     # (query, a definition the pool must hold: qualified name)
     ("render_template", "render_template"),  # exact

@@ -84,6 +84,24 @@ against the default 4 MB) and merges it once at the end (the VACUUM in
 `_publish`): inserting into GIN a row at a time is what made a publish
 slow."""
 
+NAME_LENGTHS = ((0, 8), (9, 12), (13, 16), (17, 21), (22, None))
+"""The name's trigram index is one partial GIN per range of name lengths
+(a name's length in characters, lower and upper bound included; None: no
+upper bound). The substring tier asks them shortest first and stops when
+the pool is full (`shared_query.tiers`), so a common substring reads the
+rows of short names only: `ont` is in 85,000 of the kernel's names, which
+one index gave to a sort by length whole (90 ms). The ranges hold about a
+seventh, then a fifth of the kernel's names each (its lengths: 14% up to 8,
+13% 9-12, 16% 13-16, 20% 17-21, the rest longer)."""
+
+
+def length_between(lo: int, hi: int | None, alias: str = "") -> str:
+    """The SQL condition of one of `NAME_LENGTHS` on `name_lower` (the
+    partial index's predicate, the query's the same text)."""
+    column = f"length({alias}name_lower)"
+    return f"{column} >= {lo}" + (f" AND {column} <= {hi}" if hi is not None else "")
+
+
 DEFINITION_INDEXES = (
     ("definition_repository", "(repository_id, file_no)"),
     (
@@ -91,7 +109,13 @@ DEFINITION_INDEXES = (
         "(name_lower text_pattern_ops, length(name_lower)) INCLUDE (repository_id)",
     ),
     ("definition_initials", "(initials text_pattern_ops)"),
-    ("definition_name_trgm", f"USING gin (name_lower gin_trgm_ops) WITH ({_GIN})"),
+    *(
+        (
+            f"definition_name_trgm_{lo}",
+            f"USING gin (name_lower gin_trgm_ops) WITH ({_GIN}) WHERE {length_between(lo, hi)}",
+        )
+        for lo, hi in NAME_LENGTHS
+    ),
     ("definition_container_trgm", f"USING gin (container_lower gin_trgm_ops) WITH ({_GIN})"),
     ("definition_fuzzy", f"USING gin (fuzzy) WITH ({_GIN})"),
 )
@@ -99,8 +123,8 @@ DEFINITION_INDEXES = (
 re-publish's delete, a btree on the lower-cased name (exact and prefix;
 with the repository, so that a prefix's first names come from it alone,
 `shared_query`'s two-step prefix tier),
-one on the initials, trigram indexes on the name (substring) and the
-container (`Container.member`), and a GIN on the fuzzy trigrams
+one on the initials, trigram indexes on the name (substring; one per
+range of `NAME_LENGTHS`) and the container (`Container.member`), and a GIN on the fuzzy trigrams
 (subsequence; see `shared_columns.fuzzy_trigrams`)."""
 
 
@@ -329,17 +353,18 @@ def _publish(
         f"INSERT INTO {SCHEMA}.repository (name) VALUES (%s) ON CONFLICT (name) DO NOTHING",
         (name,),
     )
+    others = conn.execute(
+        f"SELECT coalesce(sum(definitions), 0) FROM {SCHEMA}.repository WHERE name <> %s", (name,)
+    ).fetchone()
+    rebuild = others is not None and int(str(others[0])) <= count * REBUILD_SHARE
+    if not rebuild:
+        update_indexes(conn)
     with conn.transaction():
         row = conn.execute(
             f"SELECT id FROM {SCHEMA}.repository WHERE name = %s FOR UPDATE", (name,)
         ).fetchone()
         assert row is not None
         repository_id = int(str(row[0]))
-        others = conn.execute(
-            f"SELECT coalesce(sum(definitions), 0) FROM {SCHEMA}.repository WHERE id <> %s",
-            (repository_id,),
-        ).fetchone()
-        rebuild = others is not None and int(str(others[0])) <= count * REBUILD_SHARE
         if rebuild:
             _rebuild_definitions(conn, repository_id, files)
         else:
@@ -381,6 +406,43 @@ row by row (the kernel's write: 237 s row by row, 95 s rebuilt, of which
 copies and re-indexes the other repositories' rows, so it pays only while
 those are not many more than the new ones. 1 is a guess on the safe side
 of that break-even, not a measured one."""
+
+
+REPLACED_INDEXES = ("definition_name_trgm",)
+"""Indexes of an earlier layout that `DEFINITION_INDEXES` replaced (the
+name's one trigram index, now one per range of `NAME_LENGTHS`)."""
+
+
+def update_indexes(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    """Give a definition table published by an earlier nearsym the indexes
+    of `DEFINITION_INDEXES`: create those it lacks, then drop those they
+    replaced, in a transaction of its own before a row-by-row publish (a
+    rebuild creates them all anyway). CREATE INDEX blocks writers, not
+    readers; the DROP holds ACCESS EXCLUSIVE only to the commit that
+    follows it. Readers are correct with either layout, only slower on
+    the old one."""
+    have = {
+        str(r[0])
+        for r in conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = %s AND tablename = 'definition'",
+            (SCHEMA,),
+        )
+    }
+    missing = [
+        statement
+        for (index, _), statement in zip(
+            DEFINITION_INDEXES, definition_indexes("definition"), strict=True
+        )
+        if index not in have
+    ]
+    stale = [index for index in REPLACED_INDEXES if index in have]
+    if not missing and not stale:
+        return
+    with conn.transaction():
+        for statement in missing:
+            conn.execute(statement)
+        for index in stale:
+            conn.execute(f"DROP INDEX {SCHEMA}.{index}")
 
 
 def _rebuild_definitions(

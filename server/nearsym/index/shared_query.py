@@ -15,7 +15,7 @@ Tiers and the index each one uses (EXPLAIN of each in docs/shared-index.md):
 | exact | `name_lower = q` | btree `definition_name` |
 | prefix | `name_lower LIKE 'q%'`, in two steps: the first names from the btree alone, then their rows | btree `definition_name` (text_pattern_ops, with the repository: an index-only scan) |
 | initials | `initials LIKE 'q%'` (`wsp` -> WorkspaceSymbolParams) | btree `definition_initials` |
-| substring | `name_lower LIKE '%q%'` (3+ characters) | GIN trigram `definition_name_trgm` |
+| substring | `name_lower LIKE '%q%'` (3+ characters), one branch per range of name lengths, shortest first | partial GIN trigram `definition_name_trgm_*` (`shared.NAME_LENGTHS`) |
 | subsequence | `fuzzy @> query's trigrams`, then `name_lower LIKE '%q%u%e%r%y%'` | GIN on the fuzzy trigrams (`shared_columns.fuzzy_trigrams`) |
 | path words | the last of several words a prefix of the name, the others in the file's path | btree + GIN trigram `file_path_trgm` |
 | owner | `container_lower LIKE '%q%'` (a class's name reaches its members) | GIN trigram `definition_container_trgm` |
@@ -55,7 +55,7 @@ import psycopg
 
 from nearsym.core.model import Kind, Span, Symbol
 from nearsym.core.query import Query
-from nearsym.index.shared import SCHEMA
+from nearsym.index.shared import NAME_LENGTHS, SCHEMA, length_between
 from nearsym.index.shared_columns import query_trigrams
 
 _COLUMNS = (
@@ -123,7 +123,7 @@ def index_pattern(text: str) -> str | None:
     None when `text` is too short or has too few runs to gain from it.
     Every name containing `text` contains the pieces in that order."""
     runs = [(m.start(), m.group()) for m in _ALNUM.finditer(text) if len(m.group()) >= 3]
-    if len(text) < 16 or len(runs) <= INDEX_PIECES:
+    if len(text) < 16 or len(runs) < 2:
         return None
     chosen = sorted(sorted(runs, key=lambda r: -len(r[1]))[:INDEX_PIECES])
     pieces = [run[max(0, (len(run) - 4) // 2) :][:4] for _, run in chosen]
@@ -226,14 +226,22 @@ def tiers(query: str) -> list[Tier]:
         has_sub = "d.name_lower LIKE %(sub)s"
         owner_sub = "d.container_lower LIKE %(sub)s"
     if len(text) >= 3:
-        out.append(
-            Tier(
-                "substring",
-                has_sub + " AND d.name_lower NOT LIKE %(prefix)s"
-                " AND d.initials NOT LIKE %(prefix)s" + owner_cond,
-                params,
-            )
+        # One branch per range of name lengths, as the name's trigram index
+        # is split (`NAME_LENGTHS`): shortest first, they give the rows in
+        # the tier's order, and the later ones run only while the pool has
+        # room. A qualified query's branches each put the owner's own
+        # members first, so across branches that order is by length first.
+        substring = (
+            has_sub + " AND d.name_lower NOT LIKE %(prefix)s AND d.initials NOT LIKE %(prefix)s"
         )
+        for lo, hi in NAME_LENGTHS:
+            out.append(
+                Tier(
+                    "substring",
+                    f"{substring} AND {length_between(lo, hi, 'd.')}{owner_cond}",
+                    params,
+                )
+            )
     if trigrams:
         some = fewer_trigrams(trigrams)
         has_fuzzy = "d.fuzzy @> %(fuzzy_index)s::integer[]"
