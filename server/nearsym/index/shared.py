@@ -401,8 +401,8 @@ REBUILD_SHARE = 1.0
 the other repositories' rows are at most this many times its own: a first
 publish always, a re-publish of the largest of two repositories too.
 Building the indexes after the COPY costs a fraction of maintaining them
-row by row (the kernel's write: 237 s row by row, 95 s rebuilt, of which
-55 s the index builds; docs/shared-index.md, Figures), but the rebuild also
+row by row (the kernel's write: 237 s row by row, 105 s rebuilt, of which
+66 s the index builds; docs/shared-index.md, Figures), but the rebuild also
 copies and re-indexes the other repositories' rows, so it pays only while
 those are not many more than the new ones. 1 is a guess on the safe side
 of that break-even, not a measured one."""
