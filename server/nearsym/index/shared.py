@@ -259,12 +259,16 @@ class Published:
 
 
 def definition_blocks(
-    repository_id: int, files: Sequence[tuple[str, Sequence[Symbol]]]
+    repository_id: int,
+    files: Iterable[tuple[str, Sequence[Symbol]]],
+    seen: list[tuple[str, str, int]] | None = None,
 ) -> Iterable[str]:
     """The definition rows of `files` (relative path, its definitions) in
     COPY's text format, numbered in the order given, a block of
     `COLUMN_BATCH` rows at a time (`shared_columns.name_columns_text`
-    computes the derived name columns of a block together).
+    computes the derived name columns of a block together). `files` is
+    read once, in order; each file's (path, language, definitions) is
+    appended to `seen` when given.
 
     Formatted here rather than by psycopg's `write_row`: its dumper of the
     `fuzzy` list runs in Python a value at a time."""
@@ -291,7 +295,9 @@ def definition_blocks(
             )
         return "".join(lines)
 
-    for file_no, (_, symbols) in enumerate(files):
+    for file_no, (path, symbols) in enumerate(files):
+        if seen is not None:
+            seen.append((path, symbols[0].language if symbols else "", len(symbols)))
         for s in symbols:
             batch.append((file_no, s))
         if len(batch) >= COLUMN_BATCH:
@@ -348,15 +354,18 @@ def _publish(
     files: Sequence[tuple[str, Sequence[Symbol]]],
 ) -> int:
     ensure_schema(conn)
-    count = sum(len(symbols) for _, symbols in files)
     conn.execute(
         f"INSERT INTO {SCHEMA}.repository (name) VALUES (%s) ON CONFLICT (name) DO NOTHING",
         (name,),
     )
+    # Files, not definitions, are weighed: `files` may build each file's
+    # definitions only when it is read (`tools.publish.IndexedFiles`), and
+    # it is read once, by the COPY, which counts them (`seen`).
     others = conn.execute(
-        f"SELECT coalesce(sum(definitions), 0) FROM {SCHEMA}.repository WHERE name <> %s", (name,)
+        f"SELECT coalesce(sum(files), 0) FROM {SCHEMA}.repository WHERE name <> %s", (name,)
     ).fetchone()
-    rebuild = others is not None and int(str(others[0])) <= count * REBUILD_SHARE
+    rebuild = others is not None and int(str(others[0])) <= len(files) * REBUILD_SHARE
+    seen: list[tuple[str, str, int]] = []
     if not rebuild:
         update_indexes(conn)
     with conn.transaction():
@@ -366,13 +375,14 @@ def _publish(
         assert row is not None
         repository_id = int(str(row[0]))
         if rebuild:
-            _rebuild_definitions(conn, repository_id, files)
+            _rebuild_definitions(conn, repository_id, files, seen)
         else:
             conn.execute(
                 f"DELETE FROM {SCHEMA}.definition WHERE repository_id = %s", (repository_id,)
             )
-            _copy_definitions(conn, "definition", repository_id, files, freeze=False)
-        _replace_files(conn, repository_id, files)
+            _copy_definitions(conn, "definition", repository_id, files, seen, freeze=False)
+        _replace_files(conn, repository_id, seen)
+        count = sum(n for _, _, n in seen)
         if rebuild:
             _swap_definitions(conn)
         conn.execute(
@@ -398,7 +408,8 @@ def _publish(
 
 REBUILD_SHARE = 1.0
 """A publish rebuilds the definition table (`_rebuild_definitions`) when
-the other repositories' rows are at most this many times its own: a first
+the other repositories' files are at most this many times its own (files
+stand for rows: they are known before the definitions are read): a first
 publish always, a re-publish of the largest of two repositories too.
 Building the indexes after the COPY costs a fraction of maintaining them
 row by row (the kernel's write: 237 s row by row, 105 s rebuilt, of which
@@ -449,6 +460,7 @@ def _rebuild_definitions(
     conn: psycopg.Connection[tuple[object, ...]],
     repository_id: int,
     files: Sequence[tuple[str, Sequence[Symbol]]],
+    seen: list[tuple[str, str, int]],
 ) -> None:
     """Build `definition_next`: the other repositories' rows, then this
     one's, then the indexes, and its statistics (`_swap_definitions` puts it
@@ -478,7 +490,7 @@ def _rebuild_definitions(
         f" SELECT {DEFINITION_COLUMNS} FROM {SCHEMA}.definition WHERE repository_id <> %s",
         (repository_id,),
     )
-    _copy_definitions(conn, "definition_next", repository_id, files, freeze=True)
+    _copy_definitions(conn, "definition_next", repository_id, files, seen, freeze=True)
     for statement in definition_indexes("definition_next", "_next"):
         conn.execute(statement)
     conn.execute(f"ANALYZE {SCHEMA}.definition_next")
@@ -500,20 +512,23 @@ def _copy_definitions(
     table: str,
     repository_id: int,
     files: Sequence[tuple[str, Sequence[Symbol]]],
+    seen: list[tuple[str, str, int]],
     freeze: bool,
 ) -> None:
     options = " (FREEZE)" if freeze else ""
     text = f"COPY {SCHEMA}.{table} ({DEFINITION_COLUMNS}) FROM STDIN{options}"
     with conn.cursor() as cur, cur.copy(text) as copy:
-        for block in definition_blocks(repository_id, files):
+        for block in definition_blocks(repository_id, files, seen):
             copy.write(block)
 
 
 def _replace_files(
     conn: psycopg.Connection[tuple[object, ...]],
     repository_id: int,
-    files: Sequence[tuple[str, Sequence[Symbol]]],
+    seen: list[tuple[str, str, int]],
 ) -> None:
+    """The file rows: (path, language, definitions) per file, as the
+    definitions' COPY saw them (`definition_blocks`)."""
     conn.execute(f"DELETE FROM {SCHEMA}.file WHERE repository_id = %s", (repository_id,))
     with (
         conn.cursor() as cur,
@@ -521,8 +536,7 @@ def _replace_files(
             f"COPY {SCHEMA}.file (repository_id, file_no, path, path_lower, language) FROM STDIN"
         ) as copy,
     ):
-        for file_no, (path, symbols) in enumerate(files):
-            language = symbols[0].language if symbols else ""
+        for file_no, (path, language, _) in enumerate(seen):
             copy.write_row((repository_id, file_no, path, path.lower(), language))
 
 

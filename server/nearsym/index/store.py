@@ -123,6 +123,14 @@ class SymbolIndex:
         rows = seg.file_rows(fid)
         return tuple(self.materialize(seg, np.arange(rows.start, rows.stop, dtype=np.uint32)))
 
+    def definition_count(self, path: str) -> int:
+        """How many definitions `path` holds, without building them."""
+        fid = self._fid.get(path)
+        seg = self._owner.get(fid) if fid is not None else None
+        if seg is None or fid is None:
+            return 0
+        return len(seg.file_rows(fid))
+
     def all_symbols(self) -> Iterator[Symbol]:
         for path in self.files:
             yield from self.symbols_of(path)
