@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -189,6 +190,45 @@ def test_a_row_by_row_publish_brings_an_earlier_index_layout_up_to_date(
             )
         }
     assert indexes == {name for name, _ in DEFINITION_INDEXES}
+
+
+def test_a_stray_transaction_delays_the_swap_but_not_the_readers(
+    database: str, tmp_path: Path
+) -> None:
+    import psycopg
+
+    root = make_project(tmp_path / "toolkit")
+    assert publish(database, root).returncode == 0
+    # A session left in a transaction holds the table (ACCESS SHARE) until it ends.
+    stray = psycopg.connect(database)
+    stray.execute("SELECT count(*) FROM nearsym.definition").fetchone()
+    command = [sys.executable, "-m", "nearsym", "publish", "--to", database, "--root", str(root)]
+    writer = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        with connect(database) as reader:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                (waiting,) = reader.execute(
+                    "SELECT count(*) FROM pg_stat_activity"
+                    " WHERE query LIKE 'LOCK TABLE nearsym.definition IN ACCESS EXCLUSIVE%'"
+                ).fetchone()
+                if waiting:
+                    break
+                time.sleep(0.05)
+            assert waiting, "the publisher never reached the swap"
+            # A query meanwhile waits at most one attempt of the swap's lock.
+            reader.execute("SET lock_timeout = '5s'")
+            for _ in range(3):
+                reader.execute("SELECT count(*) FROM nearsym.definition").fetchone()
+                time.sleep(0.3)
+            assert writer.poll() is None  # still waiting for the stray session
+        stray.rollback()
+        _, err = writer.communicate(timeout=60)
+        assert writer.returncode == 0, err
+    finally:
+        stray.close()
+        if writer.poll() is None:
+            writer.kill()
 
 
 SHAPES = [

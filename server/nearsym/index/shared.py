@@ -496,11 +496,36 @@ def _rebuild_definitions(
     conn.execute(f"ANALYZE {SCHEMA}.definition_next")
 
 
+SWAP_LOCK_WAIT_MS = 500
+"""How long one attempt at the swap's ACCESS EXCLUSIVE lock waits for the
+queries on the old table to end. While it waits, queries that start queue
+behind it, so a short wait bounds their stall; the server's own queries
+end within their statement timeout, so a longer wait means a stray
+session (an open transaction in psql) holds the table."""
+
+SWAP_ATTEMPTS = 120
+"""Attempts at the swap's lock, a second apart, before the publish gives
+up (its transaction rolls back; readers keep the old rows): about two
+minutes of a stray session holding the table."""
+
+
 def _swap_definitions(conn: psycopg.Connection[tuple[object, ...]]) -> None:
-    """`definition_next` becomes `definition`. The DROP waits for the
-    queries running on the old table (ACCESS EXCLUSIVE); queries that start
-    meanwhile wait for the commit, which follows at once, and then read the
-    new table."""
+    """`definition_next` becomes `definition`. The lock (ACCESS EXCLUSIVE)
+    waits for the queries running on the old table, `SWAP_LOCK_WAIT_MS` an
+    attempt (each attempt a savepoint, so a failed one loses nothing built);
+    queries that start meanwhile wait for the commit, which follows at
+    once, and then read the new table."""
+    for attempt in range(SWAP_ATTEMPTS):
+        try:
+            with conn.transaction():
+                conn.execute(f"SET LOCAL lock_timeout = {SWAP_LOCK_WAIT_MS}")
+                conn.execute(f"LOCK TABLE {SCHEMA}.definition IN ACCESS EXCLUSIVE MODE")
+            break
+        except psycopg.errors.LockNotAvailable:
+            if attempt == SWAP_ATTEMPTS - 1:
+                raise
+            time.sleep(1.0)
+    conn.execute("RESET lock_timeout")
     conn.execute(f"DROP TABLE {SCHEMA}.definition")
     conn.execute(f"ALTER TABLE {SCHEMA}.definition_next RENAME TO definition")
     for index, _ in DEFINITION_INDEXES:
