@@ -17,6 +17,7 @@ mixins added at run time.
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 import tree_sitter as ts
@@ -119,10 +120,17 @@ def class_bases(source: bytes, spec: LanguageSpec) -> dict[tuple[int, str], tupl
     tree-sitter recovered is read). The file is parsed and walked as the
     definitions are (`folds.skimmed`, `folds.skim_matches`): a class is a
     definition, so the bodies the skim leaves out hold none."""
-    query = _query(spec)
-    if query is None:
+    if _query(spec) is None:
         return {}
     _, hits, tree = skimmed(source, spec)
+    return _collect(spec, tree, hits)
+
+
+def _collect(
+    spec: LanguageSpec, tree: ts.Tree, hits: list[int]
+) -> dict[tuple[int, str], tuple[str, ...]]:
+    query = _query(spec)
+    assert query is not None
     found: dict[tuple[int, str], list[str]] = {}
     for _, captures in skim_matches(spec, query, tree.root_node, hits):
         names = captures.get("name")
@@ -132,3 +140,67 @@ def class_bases(source: bytes, spec: LanguageSpec) -> dict[tuple[int, str], tupl
         for bases in captures.get("bases", []):
             _base_names(bases, out)
     return {key: tuple(dict.fromkeys(b for b in bases if b)) for key, bases in found.items()}
+
+
+_HEADER_END = {
+    "python": (b":", b"\n    pass\n"),
+    "javascript": (b"{", b"{}"),
+    "typescript": (b"{", b"{}"),
+    "tsx": (b"{", b"{}"),
+    "java": (b"{", b"{}"),
+    "csharp": (b"{", b"{}"),
+    "cpp": (b"{", b"{};"),
+}
+"""Languages whose class header ends at a character its bases never hold
+outside brackets (Python's `:`, the others' `{`), and the body that makes
+the header alone a whole class."""
+HEADER_BYTES = 4096
+"""The longest header read alone; a longer one is read from the whole file."""
+_OPEN, _CLOSE = b"([<", b")]>"
+
+
+def header_bases(source: bytes, line: int, name: str, spec: LanguageSpec) -> tuple[str, ...] | None:
+    """The bases of the class `name` whose name is on 0-based `line` of
+    `source`, read from its header alone (the text from that line to where
+    the header ends, given a body of its own): a few hundred bytes parsed
+    instead of the whole file, which for a large test module (CPython's
+    `test_str.py`) costs milliseconds per class. None when the header
+    cannot be read that way (a language without a plain header end, no end
+    within `HEADER_BYTES`, a header that does not parse cleanly): then the
+    whole file is read (`class_bases`)."""
+    end_and_body = _HEADER_END.get(spec.name)
+    if end_and_body is None or _query(spec) is None:
+        return None
+    terminator, body = end_and_body
+    start = 0
+    for _ in range(line):
+        start = source.find(b"\n", start) + 1
+        if start == 0:
+            return None
+    depth = 0
+    stop = min(len(source), start + HEADER_BYTES)
+    at = start
+    while at < stop:
+        c = source[at : at + 1]
+        if c in (b"#", b"/", b'"', b"'", b"`") and not (c == b"/" and spec.name == "python"):
+            return None  # a comment or a string: the brackets may lie
+        if depth == 0 and c == terminator:
+            break
+        if c and c in _OPEN:
+            depth += 1
+        elif c and c in _CLOSE and depth > 0:
+            if c == b">" and source[at - 1 : at] == b"-":
+                return None  # an arrow, not a bracket
+            depth -= 1
+        at += 1
+    else:
+        return None
+    header = source[start:at].lstrip(b" \t")
+    keyword = rb"(?:^|\s)(?:class|interface|struct)\s+" + re.escape(name.encode()) + rb"(?![\w$])"
+    if not re.search(keyword, header):
+        return None  # the line holds something else before the class
+    snippet = header + (body if terminator == b"{" else terminator + body)
+    _, hits, tree = skimmed(snippet, spec)
+    if tree.root_node.has_error:
+        return None
+    return _collect(spec, tree, hits).get((0, name), ())
