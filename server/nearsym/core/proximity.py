@@ -56,4 +56,10 @@ def proximity_score(candidate: str, open_file: str | None) -> float:
         return 0.0
     if os.path.normpath(candidate) == os.path.normpath(open_file):
         return SAME_FILE_SCORE
+    return folder_score(candidate, open_file)
+
+
+def folder_score(candidate: str, open_file: str) -> float:
+    """`proximity_score` of a file that is not the open one: its folder's
+    closeness alone (so the same for every file of that folder)."""
     return SAME_FOLDER_SCORE / (1 + directory_distance(candidate, open_file))

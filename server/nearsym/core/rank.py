@@ -45,6 +45,7 @@ from nearsym.core.proximity import (
     SAME_FILE_SCORE,
     SAME_FOLDER_SCORE,
     directory_distance,
+    folder_score,
     proximity_score,
 )
 from nearsym.core.query import Query
@@ -388,9 +389,8 @@ def _order(
                 gk = (symbol.root, path.rpartition("/")[0])
                 g = folders.get(gk)
                 if g is None:
-                    folder = os.path.dirname(file)
-                    near = SAME_FOLDER_SCORE / (1 + directory_distance(file, open_file or file))
-                    g = folders[gk] = (folder, near if open_file else 0.0)
+                    near = folder_score(file, open_file) if open_file else 0.0
+                    g = folders[gk] = (os.path.dirname(file), near)
                 place = (file, g[0])
                 if open_file:
                     proximity = SAME_FILE_SCORE if same else g[1]

@@ -164,8 +164,7 @@ def widen(
     (`core.where.WHERE_CAP`), in this namespace's answer and in any merge
     with others', so when a qualified query's pool (true matches only)
     holds `shown` rows (the answer's offset and limit) no located row
-    could be shown and none is looked for:
-    the answer is the same, and `r.tx_m` on the Linux kernel (210 rows of
+    could be shown and none is looked for: the answer is the same, and `r.tx_m` on the Linux kernel (210 rows of
     its whole text, where every path and class holds an `r`) no longer
     walks the tiers of `tx_m` with a place test per row (15-30 ms)."""
     parts: list[list[Symbol]] = []

@@ -66,10 +66,10 @@ def main(roots: list[str]) -> int:
             stop.set()
 
     threading.Thread(target=wait_for_eof, daemon=True).start()
-    kinds = {
-        watchfiles.Change.added: 1,
-        watchfiles.Change.modified: 2,
-        watchfiles.Change.deleted: 3,
+    kinds = {  # watchfiles' change numbers -> the line protocol's
+        int(watchfiles.Change.added): 1,
+        int(watchfiles.Change.modified): 2,
+        int(watchfiles.Change.deleted): 3,
     }
     out = sys.stdout.buffer
     try:
@@ -77,7 +77,7 @@ def main(roots: list[str]) -> int:
             if changes is None:
                 out.write(READY + b"\n")
             elif changes:
-                line = json.dumps([(kinds[watchfiles.Change(c)], p) for c, p in changes])
+                line = json.dumps([(kinds[c], p) for c, p in changes])
                 out.write(line.encode("ascii") + b"\n")
             out.flush()
     except BrokenPipeError:  # the server is gone
