@@ -149,6 +149,50 @@ public class Outer {
 """
 
 
+C_HIDDEN = b"""#include <stdio.h>
+
+#define TOP 1
+
+struct top { int field; };
+
+static int plain(int a)
+{
+	if (a > 0) {
+		a--;
+	}
+	return a;
+}
+
+int with_locals(void)
+{
+	struct local_struct { int local_field; } s;
+	enum local_enum { LOCAL_ONE, LOCAL_TWO };
+	typedef int local_type;
+	union { int u_a; long u_b; } u;
+#define IN_BODY 2
+	return IN_BODY + LOCAL_ONE + s.local_field;
+}
+
+#ifdef CONFIG_X
+static void in_ifdef(void)
+{
+	struct /* a comment */ { int commented_field; } c;
+}
+#else
+static void in_else(void)
+{
+	plain(1);
+}
+#endif
+
+static const struct ops table = {
+	.open = plain,
+};
+
+int after(void) { return 0; }
+"""
+
+
 def full(spec: LanguageSpec) -> LanguageSpec:
     return dataclasses.replace(spec, skim=None)
 
@@ -182,6 +226,15 @@ def test_go_definitions_hidden_in_bodies_are_found() -> None:
         "localIface", "LocalMethod", "literalField", "Param", "paramField", "ResultMethod",
         "Method", "commented", "Server", "Field", "Inner", "Nested", "A", "B", "x", "y", "fn",
         "inInit",
+    } <= found  # fmt: skip
+
+
+def test_c_definitions_hidden_in_bodies_are_found() -> None:
+    found = names(same("hidden.c", C_HIDDEN))
+    assert {
+        "TOP", "top", "field", "plain", "with_locals", "local_struct", "local_field",
+        "local_enum", "LOCAL_ONE", "LOCAL_TWO", "local_type", "u_a", "u_b", "IN_BODY",
+        "in_ifdef", "commented_field", "in_else", "table", "after",
     } <= found  # fmt: skip
 
 
@@ -238,6 +291,25 @@ JAVA_TOKENS = [
 ]
 
 
+C_TOKENS = [
+    (b"struct foo { int a; } x;", True),
+    (b"struct { int a; } x;", True),
+    (b"struct foo\n{", True),
+    (b"struct /* c */ {", True),
+    (b"union u { int a; };", True),
+    (b"enum e { A };", True),
+    (b"typedef int t;", True),
+    (b"#define X 1", True),
+    (b"#  define X 1", True),
+    (b"struct foo *p = get();", False),
+    (b"struct foo x = { 0 };", False),
+    (b"n = sizeof(struct foo);", False),
+    (b"f((struct foo){ .a = 1 });", False),
+    (b"enum_value = ENUM_ONE;", False),
+    (b"return mystruct;", False),
+]
+
+
 def spelled(spec: LanguageSpec, text: bytes) -> bool:
     return bool(spelled_tokens(text, load_grammar(spec).inner))
 
@@ -245,6 +317,13 @@ def spelled(spec: LanguageSpec, text: bytes) -> bool:
 @pytest.mark.parametrize(("text", "hit"), GO_TOKENS)
 def test_go_inner_tokens(text: bytes, hit: bool) -> None:
     spec = language_for_path("x.go")
+    assert spec is not None
+    assert spelled(spec, text) is hit
+
+
+@pytest.mark.parametrize(("text", "hit"), C_TOKENS)
+def test_c_inner_tokens(text: bytes, hit: bool) -> None:
+    spec = language_for_path("x.c")
     assert spec is not None
     assert spelled(spec, text) is hit
 
@@ -257,7 +336,7 @@ def test_java_inner_tokens(text: bytes, hit: bool) -> None:
 
 
 def test_only_some_languages_skim() -> None:
-    assert {spec.name for spec in LANGUAGES if spec.skim is not None} == {"go", "java"}
+    assert {spec.name for spec in LANGUAGES if spec.skim is not None} == {"go", "java", "c"}
 
 
 def test_cache_stamp_is_the_same_in_every_process() -> None:
@@ -465,6 +544,145 @@ class A {
 }
 
 
+C_FOLD_TRAPS = {
+    "kernel style": b"""static int plain(int a,
+\t\t int b)
+{
+\tint ret = 0;
+#ifdef CONFIG_X
+\tret = a;
+#endif
+\tif (b)
+\t\tgoto out;
+\tret += b;
+out:
+\treturn ret;
+}
+
+int after(void)
+{
+\treturn 1;
+}
+""",
+    "closed early": b"""int early(int x)
+{
+\tif (x) {
+\t\tx++;
+\t} }
+int swallowed(void)
+{
+\treturn 0;
+}
+""",
+    "struct head above its brace": b"""struct point
+{
+\tint x;
+\tint y;
+};
+""",
+    "brace in a string": b"""void braces(void)
+{
+\tputs("}");
+}
+
+void after(void)
+{
+\tputs("{");
+}
+""",
+    "comment above the brace": b"""/* a comment
+ */
+{
+\tint in_comment;
+}
+struct after { int a; };
+""",
+    "table": b"""static const struct ops table = {
+\t.open = open_it,
+\t.release = release_it,
+};
+
+int after(void)
+{
+\treturn 0;
+}
+""",
+}
+
+
+@pytest.mark.parametrize("case", sorted(C_FOLD_TRAPS))
+def test_c_folds_find_what_a_whole_parse_finds(case: str) -> None:
+    found = names(same("trap.c", C_FOLD_TRAPS[case]))
+    assert "swallowed" in found or case != "closed early"
+    assert {"x", "y"} <= found or case != "struct head above its brace"
+
+
+def test_c_errors_stay_in_their_bodies() -> None:
+    """A brace-less macro loop is a syntax error that a whole parse spreads
+    over the rest of the file; with the bodies left out it stays in one,
+    and every function after it is found at the top level
+    (`Skim.despite_errors`)."""
+    source = b"""static void set_skip(struct entity *se)
+{
+\tfor_each_entity(se)
+\t\tqueue_of(se)->skip = se;
+}
+
+static void clear_skip(struct entity *se)
+{
+\tfor_each_entity(se)
+\t\tqueue_of(se)->skip = NULL;
+}
+
+static int later(void)
+{
+\treturn 0;
+}
+"""
+    spec = language_for_path("fair.c")
+    assert spec is not None
+    defs = extract_defs(source, spec)
+    assert list(zip(defs.names, defs.containers, strict=True)) == [
+        ("set_skip", ""),
+        ("clear_skip", ""),
+        ("later", ""),
+    ]
+    assert folded_bodies("fair.c", source) != []
+
+
+def test_c_folds_inside_one_error_are_refused_together() -> None:
+    """Two folds inside one definition with a syntax error are parsed again
+    whole (the parse without them may have recovered unlike a whole one);
+    a single fold inside one is kept."""
+    two = b"""int f(int x, int y)
+{
+\tstruct s { int a; } v;
+\tif (x) {
+\t\ta();
+\t}
+\tif (y) {
+\t\tb();
+\t}
+\tv.a = @ 1;
+}
+
+int g(void)
+{
+\treturn 0;
+}
+"""
+    assert {"f", "s", "a", "g"} <= names(same("a.c", two))
+    assert folded_bodies("a.c", two) == ["return 0;"]
+    one = b"""static __printf(2, 3)
+int logf(int level, const char *fmt, ...)
+{
+\treturn level;
+}
+"""
+    same("a.c", one)
+    assert folded_bodies("a.c", one) == ["return level;"]
+
+
 @pytest.mark.parametrize("case", sorted(GO_FOLD_TRAPS))
 def test_go_folds_find_what_a_whole_parse_finds(case: str) -> None:
     found = names(same("trap.go", GO_FOLD_TRAPS[case]))
@@ -489,7 +707,8 @@ def folded_bodies(path: str, source: bytes) -> list[str]:
     stack = [tree.root_node]
     while stack:
         node = stack.pop()
-        if node.type in ("block", "constructor_body") and node.named_child_count == 0:
+        kinds = ("block", "constructor_body", "compound_statement", "initializer_list")
+        if node.type in kinds and node.named_child_count == 0:
             inside = source[node.start_byte + 1 : node.end_byte - 1]
             if inside.strip():
                 empty.append(inside.decode().strip())
@@ -509,6 +728,21 @@ def test_plain_bodies_are_folded_and_a_body_with_a_local_type_is_not() -> None:
     ]
     # The outer body holds `new Runnable() {`; the method inside it does not.
     assert folded_bodies("A.java", JAVA_FOLD_TRAPS["anonymous class"]) == ["go();"]
+    # C: a `{` alone, a label and preprocessor lines at the first column.
+    assert folded_bodies("a.c", C_FOLD_TRAPS["kernel style"]) == [
+        "int ret = 0;\n#ifdef CONFIG_X\n\tret = a;\n#endif\n\tif (b)\n\t\tgoto out;"
+        "\n\tret += b;\nout:\n\treturn ret;",
+        "return 1;",
+    ]
+    assert folded_bodies("a.c", C_FOLD_TRAPS["table"]) == [
+        ".open = open_it,\n\t.release = release_it,",
+        "return 0;",
+    ]
+    assert folded_bodies("a.c", C_HIDDEN) == [
+        ".open = plain,",
+        "if (a > 0) {\n\t\ta--;\n\t}\n\treturn a;",
+        "plain(1);",
+    ]
 
 
 def test_a_fold_the_parse_refuses_costs_only_a_second_parse() -> None:
@@ -517,5 +751,6 @@ def test_a_fold_the_parse_refuses_costs_only_a_second_parse() -> None:
     source = GO_FOLD_TRAPS["raw string at the top"]
     spec = language_for_path("p.go")
     assert spec is not None
-    assert find_folds(source, [], b"`") != []
+    assert spec.skim is not None
+    assert find_folds(source, [], spec.skim) != []
     assert folded_bodies("p.go", source) == []

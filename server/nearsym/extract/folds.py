@@ -29,7 +29,7 @@ from functools import cache
 import tree_sitter as ts
 
 from nearsym.extract.grammar import load_grammar, parser
-from nearsym.extract.languages import LanguageSpec
+from nearsym.extract.languages import LanguageSpec, Skim
 
 Match = tuple[int, dict[str, list[ts.Node]]]
 Token = tuple[bytes, re.Pattern[bytes]]
@@ -85,49 +85,56 @@ def spelled_tokens(source: bytes, tokens: Iterable[Token]) -> list[int]:
     return hits
 
 
-def find_folds(source: bytes, hits: list[int], raw_quote: bytes) -> list[tuple[int, int]]:
+def find_folds(source: bytes, hits: list[int], skim: Skim) -> list[tuple[int, int]]:
     """(open brace, close brace) of the blocks whose inside the parse may
     leave out: a line ending in `{` whose block, closed by a `}` at the
     start of a line with the same indent, spells no inner token.
 
     Only what is cheap to see in the text is trusted, and the parse checks
     the rest (`_misfolded`). The first line inside must be indented deeper
-    than the head, and every other line at least as deep, or be blank: a
-    block closed early (`{ ...}` ending a line, a `}` indented one space
-    off) or a head indented unlike its close (a wrapped `throws X {`) would
-    otherwise reach to some later `}` and swallow what lies between. The
-    inside must also balance its braces, close every block comment it opens
-    and hold an even count of `raw_quote` (Go's backtick, Java's text
-    block), so that the chosen `}` is not in a comment or a string that the
-    text around it would end elsewhere. A head that spells a token itself
-    (`type T struct {`, `class A {`), opens a switch (whose braces are not a
-    block), stands alone or starts like a comment is not folded; blocks
+    than the head, and every other line at least as deep, or be blank (or,
+    where the skim allows it, a line it names `flush`: C's labels and
+    preprocessor lines): a block closed early (`{ ...}` ending a line, a
+    `}` indented one space off) or a head indented unlike its close (a
+    wrapped `throws X {`) would otherwise reach to some later `}` and
+    swallow what lies between. The inside must also balance its braces,
+    close every block comment it opens and hold an even count of the skim's
+    `raw_quote` (Go's backtick, Java's text block), so that the chosen `}`
+    is not in a comment or a string that the text around it would end
+    elsewhere. A head that spells a token itself (`type T struct {`,
+    `class A {`), opens a switch (whose braces are not a block) or starts
+    like a comment is not folded, nor is a `{` alone on its line unless the
+    skim allows it (`lone_brace`: then the line above is the head); blocks
     inside a kept one may still be.
     """
     folds: list[tuple[int, int]] = []
     at = source.find(b"{\n")
     while at != -1:
-        close = _fold_at(source, at, hits, raw_quote)
+        close = _fold_at(source, at, hits, skim)
         if close:
             folds.append((at, close))
         at = source.find(b"{\n", close or at + 2)  # a fold's heads are inside it
     return folds
 
 
-def _fold_at(source: bytes, brace: int, hits: list[int], raw_quote: bytes) -> int:
+def _fold_at(source: bytes, brace: int, hits: list[int], skim: Skim) -> int:
     """The close brace of the block opened at `brace` if it may be folded
     (`find_folds`), else 0."""
     start = source.rfind(b"\n", 0, brace) + 1
     line = source[start:brace]
     body = line.lstrip(b" \t")
-    if (
-        not body  # `{` alone: what it opens is on lines above
-        or body.startswith((b"*", b"/"))  # in a comment, likely
-        or b"switch" in body
-        or b"select" in body
-    ):
-        return 0
-    first = bisect_left(hits, start)
+    head_start = start
+    head = body
+    if not body.rstrip(b"\r"):
+        if not skim.lone_brace or start < 2:
+            return 0  # `{` alone: what it opens is on lines above
+        head_start = source.rfind(b"\n", 0, start - 1) + 1
+        head = source[head_start : start - 1].lstrip(b" \t")
+        if not head.rstrip(b"\r") or head.startswith(b"#"):
+            return 0
+    if head.startswith((b"*", b"/")) or b"switch" in head or b"select" in head:
+        return 0  # in a comment, likely; or a switch's braces
+    first = bisect_left(hits, head_start)
     hit = hits[first] if first < len(hits) else len(source)
     if hit < brace:
         return 0  # a token in the head
@@ -135,29 +142,35 @@ def _fold_at(source: bytes, brace: int, hits: list[int], raw_quote: bytes) -> in
     close = source.find(b"\n" + indent + b"}", brace) + 1 + len(indent)
     if close <= len(indent) or hit < close:
         return 0  # no close, or a token inside
-    inner = _FIRST_INDENT.match(source, brace + 2, close)
+    flush = skim.flush
+    inner = _first_indent(flush).match(source, brace + 2, close)
     deeper = inner[1] if inner is not None else b""
     if len(deeper) <= len(indent) or not deeper.startswith(indent):
         return 0
     inside = source[brace + 1 : close]
     if (
-        _outdented(deeper).search(source, brace + 1, close - len(indent) - 1)
+        _outdented(deeper, flush).search(source, brace + 1, close - len(indent) - 1)
         or inside.count(b"{") != inside.count(b"}")
         or inside.rfind(b"/*") > inside.rfind(b"*/")
-        or inside.count(raw_quote) % 2
+        or inside.count(skim.raw_quote) % 2
     ):
         return 0
     return close
 
 
-_FIRST_INDENT = re.compile(rb"(?:[ \t]*\r?\n)*([ \t]*)")
-"""The indent of the first line that is not blank."""
+@cache
+def _first_indent(flush: bytes) -> re.Pattern[bytes]:
+    """The indent of the first line that is not blank (nor `flush`)."""
+    skipped = rb"|" + flush + rb"[^\n]*" if flush else b""
+    return re.compile(rb"(?:(?:[ \t]*\r?" + skipped + rb")\n)*([ \t]*)")
 
 
 @cache
-def _outdented(indent: bytes) -> re.Pattern[bytes]:
-    """A line start not indented at least `indent`, and not blank."""
-    return re.compile(rb"\n(?!" + re.escape(indent) + rb"|[ \t]*\r?(?:\n|$))")
+def _outdented(indent: bytes, flush: bytes) -> re.Pattern[bytes]:
+    """A line start not indented at least `indent`, and not blank (nor
+    `flush`)."""
+    allowed = rb"|" + flush if flush else b""
+    return re.compile(rb"\n(?!" + re.escape(indent) + rb"|[ \t]*\r?(?:\n|$)" + allowed + rb")")
 
 
 def _included(source: bytes, folds: list[tuple[int, int]]) -> list[ts.Range]:
@@ -180,21 +193,55 @@ def _included(source: bytes, folds: list[tuple[int, int]]) -> list[ts.Range]:
 
 
 def _misfolded(
-    tree: ts.Tree, folds: list[tuple[int, int]], blocks: frozenset[str]
+    tree: ts.Tree, folds: list[tuple[int, int]], skim: Skim
 ) -> list[tuple[int, int]] | None:
-    """The folds that are not the inside of one of `blocks` in `tree`; None
-    when the tree has a syntax error (the text fooled `find_folds`, or the file
-    has one anyway)."""
+    """The folds that are not the inside of one of the skim's `blocks` in
+    `tree`; None when the tree has a syntax error (the text fooled
+    `find_folds`, or the file has one anyway). Where the skim keeps a tree
+    `despite_errors`, the folds are wrong that lie, more than one, inside
+    one node with a syntax error: there the parse without the bodies
+    recovered unlike a whole one (a macro call read as a declaration
+    running on over the next functions). One fold inside one (a function
+    whose head holds a macro the grammar does not know) is kept."""
     root = tree.root_node
+    errors: list[tuple[int, int]] = []
     if root.has_error:
-        return None
+        if not skim.despite_errors:
+            return None
+        errors = _error_spans(root, skim.outline)
     wrong: list[tuple[int, int]] = []
+    inside: dict[int, list[tuple[int, int]]] = {}
     for brace, close in folds:
         token = root.descendant_for_byte_range(brace, brace + 1)
         block = token.parent if token is not None and token.type == "{" else None
-        if block is None or block.type not in blocks or block.end_byte != close + 1:
+        if block is None or block.type not in skim.blocks or block.end_byte != close + 1:
             wrong.append((brace, close))
+        elif errors:
+            at = bisect_left(errors, (brace + 1,)) - 1
+            if at >= 0 and errors[at][1] > close:
+                inside.setdefault(at, []).append((brace, close))
+    for group in inside.values():
+        if len(group) > 1:
+            wrong.extend(group)
     return wrong
+
+
+def _error_spans(root: ts.Node, outline: frozenset[str]) -> list[tuple[int, int]]:
+    """The sorted byte spans of the nodes with a syntax error below the
+    outline (the file, its top-level conditionals)."""
+    if root.is_error:
+        return [(root.start_byte, root.end_byte)]
+    spans: list[tuple[int, int]] = []
+    stack = [root]
+    while stack:
+        for child in stack.pop().children:
+            if child.has_error:
+                if child.type in outline:
+                    stack.append(child)
+                else:
+                    spans.append((child.start_byte, child.end_byte))
+    spans.sort()
+    return spans
 
 
 def parse(source: bytes, spec: LanguageSpec, hits: list[int]) -> ts.Tree:
@@ -202,21 +249,22 @@ def parse(source: bytes, spec: LanguageSpec, hits: list[int]) -> ts.Tree:
     a definition where the skim allows it (`Skim.blocks`).
 
     A folded tree is used only when the parse confirms every fold: it has no
-    syntax error, and each fold is the inside of a block of an allowed kind
-    ending at the chosen brace. Folds it does not confirm are dropped and
-    the parse is tried once more; then the whole file is parsed. Positions in
+    syntax error (unless the skim keeps it `despite_errors`), and each fold
+    is the inside of a block of an allowed kind ending at the chosen brace.
+    Folds it does not confirm are dropped and the parse is tried once more;
+    then the whole file is parsed. Positions in
     a folded tree are the file's own, so extraction reads it as usual.
     """
     skim = spec.skim
     if skim is not None and skim.blocks:
-        folds = find_folds(source, hits, skim.raw_quote)
+        folds = find_folds(source, hits, skim)
         for _ in range(2):
             if not folds:
                 break
             folding = parser(spec, folding=True)
             folding.included_ranges = _included(source, folds)
             tree = folding.parse(source)
-            wrong = _misfolded(tree, folds, skim.blocks)
+            wrong = _misfolded(tree, folds, skim)
             if wrong == []:
                 return tree
             if wrong is None:

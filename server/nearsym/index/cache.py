@@ -83,6 +83,9 @@ def stamp() -> str:
                         skim.inner,
                         sorted(skim.blocks),
                         skim.raw_quote,
+                        skim.lone_brace,
+                        skim.flush,
+                        skim.despite_errors,
                     )
                 ).encode()
             )
