@@ -40,7 +40,7 @@ from nearsym.core.model import Kind, Symbol
 from nearsym.extract.deprecation import is_deprecated, marks_deprecation
 from nearsym.extract.folds import skim_matches, skimmed
 from nearsym.extract.grammar import load_grammar, node_text
-from nearsym.extract.languages import CAPTURE_KINDS, LanguageSpec
+from nearsym.extract.languages import LanguageSpec
 from nearsym.extract.mentions import mention_keys
 
 log = logging.getLogger(__name__)
@@ -173,33 +173,34 @@ def _definitions(source: bytes, spec: LanguageSpec) -> list[_Definition]:
 
     chosen: dict[tuple[int, int], tuple[int, _Definition]] = {}
     holders: list[_Definition] = []
+    plans, holding = grammar.definitions, grammar.holders
     for pattern, captures in skim_matches(spec, grammar.query, tree.root_node, hits):
-        if "container" in captures and "container.name" in captures:
+        if pattern in holding and "container" in captures and "container.name" in captures:
             holder = captures["container"][0]
             label = _type_name(captures["container.name"][0])
             holders.append(_Definition(holder, holder, Kind.CLASS, label, emit=False))
             continue
+        plan = plans[pattern]
         names = captures.get("name")
-        if not names:
+        if plan is None or not names:
             continue
+        capture, kind = plan
+        nodes = captures.get(capture)
+        if not nodes:
+            continue
+        name_node = names[0]
+        key = (name_node.start_byte, name_node.end_byte)
+        seen = chosen.get(key)
+        if seen is not None and seen[0] <= pattern:
+            continue
+        text = node_text(name_node)
+        if kind is Kind.OPERATOR and not text.startswith("operator"):
+            text = f"operator {text}"  # C#: `operator +`, `operator int`
+        d = _Definition(nodes[0], name_node, kind, text)
         scope = captures.get("scope")
-        for capture, nodes in captures.items():
-            if not capture.startswith("definition."):
-                continue
-            kind = CAPTURE_KINDS.get(capture.removeprefix("definition."))
-            if kind is None:
-                continue
-            name_node = names[0]
-            key = (name_node.start_byte, name_node.end_byte)
-            if key in chosen and chosen[key][0] <= pattern:
-                continue
-            text = node_text(name_node)
-            if kind is Kind.OPERATOR and not text.startswith("operator"):
-                text = f"operator {text}"  # C#: `operator +`, `operator int`
-            d = _Definition(nodes[0], name_node, kind, text)
-            if scope:
-                d.scope = node_text(scope[0])
-            chosen[key] = (pattern, d)
+        if scope:
+            d.scope = node_text(scope[0])
+        chosen[key] = (pattern, d)
 
     definitions = sorted((d for _, d in chosen.values()), key=lambda d: d.name_node.start_byte)
     by_node = {d.node.id: d for d in holders}

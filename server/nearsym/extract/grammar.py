@@ -15,7 +15,8 @@ from functools import cache
 
 import tree_sitter as ts
 
-from nearsym.extract.languages import LanguageSpec
+from nearsym.core.model import Kind
+from nearsym.extract.languages import CAPTURE_KINDS, LanguageSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +27,13 @@ class Grammar:
     query: ts.Query
     inner: tuple[tuple[bytes, re.Pattern[bytes]], ...] = ()
     """`Skim.inner`, compiled."""
+    definitions: tuple[tuple[str, Kind] | None, ...] = ()
+    """Per pattern of the query, its `@definition.<kind>` capture and kind
+    (None where it has none, or its kind is not one of `CAPTURE_KINDS`): a
+    pattern captures one kind, however many alternatives it has."""
+    holders: frozenset[int] = frozenset()
+    """The patterns that capture a `@container` (an `impl` block) rather
+    than a definition."""
 
 
 @cache
@@ -38,7 +46,22 @@ def load_grammar(spec: LanguageSpec) -> Grammar:
     module = importlib.import_module(spec.grammar_module)
     language = ts.Language(getattr(module, spec.grammar_function)())
     inner = tuple((w, re.compile(p)) for w, p in spec.skim.inner) if spec.skim else ()
-    return Grammar(language, ts.Query(language, spec.query_source()), inner)
+    source = spec.query_source()
+    query = ts.Query(language, source)
+    encoded = source.encode("utf-8")
+    definitions: list[tuple[str, Kind] | None] = []
+    holders: set[int] = set()
+    for pattern in range(query.pattern_count):
+        text = encoded[query.start_byte_for_pattern(pattern) : query.end_byte_for_pattern(pattern)]
+        found = _DEFINITION_CAPTURE.search(text)
+        kind = CAPTURE_KINDS.get(found[1].decode()) if found else None
+        definitions.append((f"definition.{found[1].decode()}", kind) if found and kind else None)
+        if b"@container.name" in text:
+            holders.add(pattern)
+    return Grammar(language, query, inner, tuple(definitions), frozenset(holders))
+
+
+_DEFINITION_CAPTURE = re.compile(rb"@definition\.(\w+)")
 
 
 _parsers = threading.local()
