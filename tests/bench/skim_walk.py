@@ -4,6 +4,9 @@ language in a tree; and whether the skimmed extraction found the same
 definitions as the full one.
 
     python tests/bench/skim_walk.py /usr/share/go-1.19/src .go
+
+For C, whose whole parse recovers from macros unlike a folded one, files
+may differ; `tests/bench/ctags_recall.py` is the check there.
 """
 
 from __future__ import annotations
