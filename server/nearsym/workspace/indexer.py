@@ -61,8 +61,10 @@ folders' parse, so there the folder comes first."""
 CHUNK = 24
 """Files per worker task."""
 IN_FLIGHT = 8
-"""Tasks a worker has in flight: enough queued that a worker never waits
-while this thread applies a batch (or waits for a merge on the pool)."""
+"""Tasks a worker has in flight: enough queued that a worker seldom waits
+while this thread applies a batch or waits for a merge on the pool (on
+the kernel, idle core-seconds in the first 115 s 36 with 2, 21 with 8). A
+new open file reorders only the tasks not yet submitted."""
 MAX_BATCH = 250_000
 """Most definitions held as Python objects before they become a segment:
 bounds the indexer's transient memory (and the heap it fragments)."""
