@@ -422,6 +422,84 @@ def test_trigram_lists_built_in_slices_match_one_pass(
     assert got == want
 
 
+def test_initials_codes_follow_the_word_start_rules() -> None:
+    """The packed initials of every name of a blob, read byte by byte by
+    vectorised rules, equal the rules applied name by name."""
+    from nearsym.index import encoding
+
+    rng = random.Random(5)
+    alphabet = "aAbBzZ09_-.:$ #xyHTTPServerÜé"
+    names = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14))) for _ in range(3000)]
+    names += ["HTTPServer", "getUserId", "ABc", "X_", "", "a", "__init__", "A", "aB"]
+
+    def reference(name: str) -> tuple[int, int]:
+        raw = name.encode()
+        seps = set(b"_-./:$ #\\")
+        starts = []
+        for i, b in enumerate(raw):
+            prev = raw[i - 1] if i else None
+            nxt = raw[i + 1] if i + 1 < len(raw) else None
+            upper = 65 <= b <= 90
+            after_separator = b not in seps and (prev is None or prev in seps)
+            after_lower = upper and prev is not None and (97 <= prev <= 122 or 48 <= prev <= 57)
+            ends_capitals = (
+                upper
+                and prev is not None
+                and 65 <= prev <= 90
+                and nxt is not None
+                and 97 <= nxt <= 122
+            )
+            if after_separator or after_lower or ends_capitals:
+                starts.append(b)
+        code = 0
+        for k, b in enumerate(starts[: encoding.INITIALS_KEPT]):
+            folded = b + 32 if 65 <= b <= 90 else b
+            code |= folded << (8 * (encoding.INITIALS_KEPT - 1 - k))
+        return code, len(starts)
+
+    codes, numbers = encoding.initials(encoding.joined(names))
+    assert list(zip(codes.tolist(), numbers.tolist(), strict=True)) == [reference(n) for n in names]
+
+
+def test_merged_entries_equal_a_sort_of_the_live_names() -> None:
+    """A merge's entries (the live rows' distinct names, by lower-cased key
+    then spelling) and each segment's map to them equal sorting the set of
+    names, with keys of several spellings spread over segments."""
+    from nearsym.index import build
+
+    rng = random.Random(23)
+    spellings = ["id", "ID", "Id", "iD", "cart", "Cart", "CART", "cArt", "ünï", "ÜNÏ", "x"]
+    segments = []
+    for s_no in range(6):
+        files = []
+        for f in range(rng.randint(1, 5)):
+            rows = [
+                sym(
+                    rng.choice([*spellings, _words(rng), _words(rng).upper()]), f"f{s_no}_{f}.py", i
+                )
+                for i in range(rng.randint(0, 9))
+            ]
+            files.append((s_no * 10 + f, FileDefs.from_symbols("python", rows)))
+        seg = build.from_batch(build.batch_from_files(files))
+        if s_no % 2 and len(files) > 1:
+            seg.kill(files[0][0])
+        segments.append(seg)
+    entries, lowers, spelling, remaps = build.merged_entries(segments)
+    live = set()
+    for seg in segments:
+        names = seg.entry_names()
+        live.update(names[int(e)] for e in seg.entry[seg.live_row_mask()])
+    want = sorted(live)
+    want.sort(key=str.lower)
+    assert entries == want
+    assert lowers == [e.lower() for e in want]
+    assert spelling == build.spelling_codes(want, lowers)
+    for seg, remap in zip(segments, remaps, strict=True):
+        names = seg.entry_names()
+        for e in {int(e) for e in seg.entry[seg.live_row_mask()]}:
+            assert entries[int(remap[e])] == names[e]
+
+
 def test_open_files_folder_is_indexed_first(tmp_path: Path) -> None:
     """With a file open, its folder's files reach the index in the first
     batch, before the walk of the rest; then nearer folders before farther."""

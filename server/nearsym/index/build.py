@@ -77,11 +77,15 @@ def build(
     fids: list[int],
     file_languages: list[str],
     file_counts: Sequence[int],
+    *,
+    lowers: list[str] | None = None,
+    spelling: bytes | None = None,
 ) -> Segment:
     """The segment of rows in file order: per row its entry and container
     (ids into `entries` and `containers`), span and kind; per file its id,
     language and row count. `entries` sorted by (lower-cased, original),
-    no newlines in them."""
+    no newlines in them; their lower-cased forms and `spelling_codes`, when
+    the caller has them already (a merge does)."""
     cont = row_cont
     # Containers and languages as a blob and codes, not Python objects:
     # millions of long-lived small objects would pin the allocator's
@@ -99,7 +103,8 @@ def build(
     alive = np.ones(len(fids), dtype=bool)
     live_rows = len(row_entry)
 
-    lowers = [e.lower() for e in entries]
+    if lowers is None:
+        lowers = [e.lower() for e in entries]
     lower = joined(lowers)
     low = np.frombuffer(lower, dtype=U8)
     lo_off = np.flatnonzero(low == 10).astype(U32)
@@ -121,22 +126,11 @@ def build(
     del s_line, s_col, s_end_line, s_end_col, key_width, simple
     # Original spellings only where they differ from the lower-cased key
     # (C and Python names mostly do not).
-    # Per entry: 0 spelled as its key, 1 all capitals (C macros), 2 a
-    # capital first, 3 spelled otherwise (kept in `case_blob`).
-    spelling = bytearray(len(entries))
-    differ: list[int] = []
-    for i, (e, k) in enumerate(zip(entries, lowers, strict=True)):
-        if e == k:
-            continue
-        if e == k.upper():
-            spelling[i] = 1
-        elif e == k[:1].upper() + k[1:]:
-            spelling[i] = 2
-        else:
-            spelling[i] = 3
-            differ.append(i)
-    case_kind = np.frombuffer(bytes(spelling), dtype=U8)
-    case_ids = np.asarray(differ, dtype=U32)
+    if spelling is None:
+        spelling = spelling_codes(entries, lowers)
+    case_kind = np.frombuffer(spelling, dtype=U8)
+    case_ids = np.flatnonzero(case_kind == 3).astype(U32)
+    differ = case_ids.tolist()
     case_blob = joined([entries[i] for i in differ])
     case_off = np.flatnonzero(np.frombuffer(case_blob, dtype=U8) == 10).astype(U32)
     lengths = np.minimum(np.diff(lo_off) - 1, 65535).astype(U16)
@@ -255,6 +249,125 @@ def build(
     )
 
 
+def spelling_codes(entries: Sequence[str], lowers: Sequence[str]) -> bytes:
+    """Per entry how it is spelled against its lower-cased key: 0 as the
+    key, 1 all capitals (C macros), 2 a capital first, 3 otherwise (the
+    segment keeps those spellings whole)."""
+    codes = bytearray(len(entries))
+    for i, (e, k) in enumerate(zip(entries, lowers, strict=True)):
+        if e == k:
+            continue
+        if e == k.upper():
+            codes[i] = 1
+        elif e == k[:1].upper() + k[1:]:
+            codes[i] = 2
+        else:
+            codes[i] = 3
+    return bytes(codes)
+
+
+def merged_entries(
+    segments: Sequence[Segment],
+) -> tuple[list[str], list[str], bytes, list[NDArray[np.uint32]]]:
+    """The distinct names of the live rows of `segments` sorted by
+    (lower-cased, original), their lower-cased keys and spelling codes, and
+    per segment a map from its entry ids to theirs (0 for an entry no live
+    row holds).
+
+    Each segment's keys are sorted already, so a stable sort of their
+    concatenation by key alone merges runs (a fraction of a second for the
+    Linux kernel's 3 million, where sorting the set of names took seconds);
+    the names sharing a key then sort by spelling only where the spellings
+    differ (`ID` and `id`), which is rare."""
+    lows: list[str] = []
+    origs: list[str] = []
+    used_ids: list[NDArray[np.int64]] = []
+    kind_parts: list[NDArray[np.uint8]] = []
+    bounds = [0]
+    for seg in segments:
+        m = len(seg.lo_off) - 1
+        used = sorted_unique(seg.entry[seg.live_row_mask()].astype(np.int64), m)
+        if len(used):
+            keys = seg.lower[1:-1].decode().split("\n")
+            names = seg.entry_names()
+            if len(used) < m:
+                picked = used.tolist()
+                keys = [keys[i] for i in picked]
+                names = [names[i] for i in picked]
+            lows.extend(keys)
+            origs.extend(names)
+        used_ids.append(used)
+        kind_parts.append(seg.case_kind[used])
+        bounds.append(len(lows))
+    n = len(lows)
+    remaps = [np.zeros(len(seg.lo_off) - 1, dtype=U32) for seg in segments]
+    if not n:
+        return [], [], b"", remaps
+    order = np.fromiter(sorted(range(n), key=lows.__getitem__), dtype=np.int64, count=n)
+    # Object arrays: gathers and neighbour comparisons run in C.
+    s_lows = _objects(lows)[order]
+    s_origs = _objects(origs)[order]
+    del lows, origs
+    new_key = np.ones(n, dtype=bool)
+    new_key[1:] = s_lows[1:] != s_lows[:-1]
+    same_name = np.zeros(n, dtype=bool)
+    same_name[1:] = s_origs[1:] == s_origs[:-1]
+    starts = np.flatnonzero(new_key)
+    group = np.cumsum(new_key) - 1
+    # A key whose rows all spell it one way names one entry; the others
+    # (two spellings or more) are sorted here, a key at a time.
+    mixed = np.zeros(len(starts), dtype=bool)
+    mixed[group[~new_key & ~same_name]] = True
+    mixed_groups = np.flatnonzero(mixed).tolist()
+    width = np.ones(len(starts), dtype=np.int64)
+    rank = np.zeros(n, dtype=np.int64)
+    spelled: list[list[str]] = []
+    ends = np.append(starts[1:], n)
+    for g in mixed_groups:
+        lo, hi = int(starts[g]), int(ends[g])
+        members = s_origs[lo:hi].tolist()
+        distinct = sorted(set(members))
+        at = {name: i for i, name in enumerate(distinct)}
+        rank[lo:hi] = [at[name] for name in members]
+        width[g] = len(distinct)
+        spelled.append(distinct)
+    first_id = np.zeros(len(starts), dtype=np.int64)
+    np.cumsum(width[:-1], out=first_id[1:])
+    glob = np.empty(n, dtype=U32)
+    glob[order] = first_id[group] + rank
+    for s_no, used in enumerate(used_ids):
+        remaps[s_no][used] = glob[bounds[s_no] : bounds[s_no + 1]]
+    head_entries: list[str] = s_origs[starts].tolist()
+    head_lowers: list[str] = s_lows[starts].tolist()
+    head_codes = np.concatenate(kind_parts)[order[starts]].tobytes()
+    if not mixed_groups:
+        return head_entries, head_lowers, head_codes, remaps
+    # Splice in the keys of several spellings.
+    entries: list[str] = []
+    lowers: list[str] = []
+    codes = bytearray()
+    done = 0
+    for g, names in zip(mixed_groups, spelled, strict=True):
+        entries.extend(head_entries[done:g])
+        lowers.extend(head_lowers[done:g])
+        codes += head_codes[done:g]
+        key = head_lowers[g]
+        entries.extend(names)
+        lowers.extend([key] * len(names))
+        codes += spelling_codes(names, [key] * len(names))
+        done = g + 1
+    entries.extend(head_entries[done:])
+    lowers.extend(head_lowers[done:])
+    codes += head_codes[done:]
+    return entries, lowers, bytes(codes), remaps
+
+
+def _objects(items: list[str]) -> NDArray[np.object_]:
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
+
+
 def from_batch(batch: RowBatch) -> Segment:
     """The segment of a batch of files' rows."""
     names = batch.names
@@ -294,28 +407,15 @@ def merge(segments: Sequence[Segment], path_of: Sequence[str | None]) -> Segment
             if path is not None:
                 files.append((path, s_no, pos))
     files.sort()
-    entries_set: set[str] = set()
+    entries, lowers, spelling, remap_e = merged_entries(segments)
     containers_set: set[str] = set()
-    entry_lists: list[list[str]] = []
     container_lists: list[list[str]] = []
     for seg in segments:
-        names = seg.entry_names()
-        entry_lists.append(names)
-        live = seg.live_row_mask()
-        used = sorted_unique(seg.entry[live])
-        entries_set.update(names[i] for i in used.tolist())
         container_lists.append(seg.container_names())
-        used_c = sorted_unique(seg.conts(np.flatnonzero(live)))
+        used_c = sorted_unique(seg.conts(np.flatnonzero(seg.live_row_mask())))
         containers_set.update(container_lists[-1][i] for i in used_c.tolist())
-    entries = sorted(entries_set)
-    entries.sort(key=str.lower)
-    ids = {e: i for i, e in enumerate(entries)}
     containers = sorted(containers_set)
     cids = {c: i for i, c in enumerate(containers)}
-    remap_e = [
-        np.fromiter((ids.get(n, 0) for n in names), dtype=U32, count=len(names))
-        for names in entry_lists
-    ]
     remap_c = [
         np.fromiter((cids.get(c, 0) for c in cl), dtype=U32, count=len(cl))
         for cl in container_lists
@@ -368,4 +468,6 @@ def merge(segments: Sequence[Segment], path_of: Sequence[str | None]) -> Segment
         file_ids,
         languages,
         f_count.tolist(),
+        lowers=lowers,
+        spelling=spelling,
     )

@@ -95,23 +95,28 @@ def trigrams(
     names = len(seps) - 1
     if names <= 0:
         return np.zeros(0, U32), np.zeros(1, np.int64), np.zeros(0, U32)
+    starts = seps[:-1] + 1
+    lengths = np.diff(seps) - 1
+    # Name i holds trigrams at its even offsets 0, 2, ... up to length - 3.
+    held = np.where(lengths >= 3, (lengths - 3) // 2 + 1, 0)
     pieces: list[NDArray[np.uint64]] = []
     step = max(1, names * TRIGRAM_SLICE // max(1, len(low)))
     for first in range(0, names, step):
         last = min(names, first + step)
-        lo, hi = int(seps[first]), int(seps[last])  # the slice's names lie between
-        part = low[lo : hi + 1]
-        if len(part) < 3:
+        counts = held[first:last]
+        total = int(counts.sum())
+        if not total:
             continue
-        a, b, c = part[:-2], part[1:-1], part[2:]
-        valid = (a != 10) & (b != 10) & (c != 10)
-        counted = np.cumsum(part == 10, dtype=np.int32)[:-2] - 1  # name number in the slice
-        entry = (counted + first).astype(U32)
-        local = seps[first : last + 1] - lo
-        start = local[np.minimum(counted, len(local) - 1)] + 1
-        valid &= ((np.arange(len(a), dtype=np.int32) - start.astype(np.int32)) & 1) == 0
-        codes = (a.astype(U32) << 16) | (b.astype(U32) << 8) | c.astype(U32)
-        pieces.append((codes[valid].astype(U64) << U64(32)) | entry[valid].astype(U64))
+        ends = np.cumsum(counts)
+        # The k-th trigram of the slice, the j-th of its name: at the
+        # name's start + 2j = start - 2 * (trigrams before the name) + 2k.
+        at = np.repeat(starts[first:last] - 2 * (ends - counts), counts)
+        at += 2 * np.arange(total, dtype=np.int64)
+        codes = low[at].astype(U32) << 16
+        codes |= low[at + 1].astype(U32) << 8
+        codes |= low[at + 2]
+        entry = np.repeat(np.arange(first, last, dtype=U64), counts)
+        pieces.append((codes.astype(U64) << U64(32)) | entry)
     pairs = np.concatenate(pieces) if pieces else np.zeros(0, U64)
     del pieces
     pairs.sort()
@@ -335,6 +340,14 @@ _LOWER_OR_DIGIT[97:123] = True
 _LOWER_OR_DIGIT[48:58] = True
 _LOWER_BYTES = np.zeros(256, dtype=np.bool_)
 _LOWER_BYTES[97:123] = True
+_SEP, _UPPER, _LOWER_DIGIT, _LOWER = 1, 2, 4, 8
+_CLASSES = (
+    _SEP_BYTES * _SEP
+    + _UPPER_BYTES * _UPPER
+    + _LOWER_OR_DIGIT * _LOWER_DIGIT
+    + _LOWER_BYTES * _LOWER
+).astype(np.uint8)
+"""Per byte its classes as bits (`initials`)."""
 _FOLD = np.arange(256, dtype=np.uint8)
 _FOLD[65:91] += 32
 
@@ -357,27 +370,31 @@ def initials(blob: bytes) -> tuple[NDArray[np.uint32], NDArray[np.int64]]:
     codes = np.zeros(count, dtype=U32)
     if count == 0:
         return codes, np.zeros(0, dtype=np.int64)
-    sep = _SEP_BYTES[raw]
-    upper = _UPPER_BYTES[raw]
-    prev_sep = np.ones_like(sep)
-    prev_sep[1:] = sep[:-1]
-    prev_low = np.zeros_like(sep)
-    prev_low[1:] = _LOWER_OR_DIGIT[raw[:-1]]
-    prev_upper = np.zeros_like(sep)
-    prev_upper[1:] = upper[:-1]
-    next_lower = np.zeros_like(sep)
-    next_lower[:-1] = _LOWER_BYTES[raw[1:]]
-    starts = (prev_sep & ~sep) | (upper & prev_low) | (upper & prev_upper & next_lower)
-    at = np.flatnonzero(starts)
-    owner = np.searchsorted(offsets, at, side="right") - 1
-    numbers = np.bincount(owner, minlength=count).astype(np.int64)
+    # Each byte's class bits, then the three rules as bit arithmetic on
+    # neighbouring bytes (one table lookup over the blob, not one a rule).
+    cls = _CLASSES[raw]
+    prev, cur = cls[:-1], cls[1:]
+    start = np.zeros(len(raw), dtype=U8)
+    start[0] = ~cls[0] & _SEP
+    start[1:] = prev & ~cur & _SEP  # after a separator
+    start[1:] |= (cur >> 1) & (prev >> 2) & 1  # a capital after lower-case or a digit
+    # a capital after a capital, before a lower-case letter
+    start[1:-1] |= (cls[1:-1] >> 1) & (cls[:-2] >> 1) & (cls[2:] >> 3) & 1
+    del prev, cur
+    at = np.flatnonzero(start)
+    del start, cls
+    # Initials per string: the word starts between its newlines.
+    numbers = np.diff(np.searchsorted(at, offsets)).astype(np.int64)
+    owner = np.repeat(np.arange(count, dtype=np.int64), numbers)
     first = np.zeros(count + 1, dtype=np.int64)
     np.cumsum(numbers, out=first[1:])
     rank = np.arange(len(at)) - first[owner]
     kept = rank < INITIALS_KEPT
-    shift = (8 * (INITIALS_KEPT - 1 - rank[kept])).astype(U32)
-    values = _FOLD[raw[at[kept]]].astype(U32) << shift
-    np.bitwise_or.at(codes, owner[kept], values)
+    # The first initials as the bytes of a big-endian code, high byte first.
+    packed = np.zeros((count, INITIALS_KEPT), dtype=U8)
+    packed[owner[kept], rank[kept]] = _FOLD[raw[at[kept]]]
+    for k in range(INITIALS_KEPT):
+        codes |= packed[:, k].astype(U32) << U32(8 * (INITIALS_KEPT - 1 - k))
     return codes, numbers
 
 
