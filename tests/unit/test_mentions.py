@@ -16,9 +16,11 @@ from nearsym.extract.definitions import extract_defs
 from nearsym.extract.languages import language_for_path
 from nearsym.extract.mentions import mention_keys, name_key
 from nearsym.index import mentions as mentions_module
+from nearsym.index.build import merge
 from nearsym.index.mentions import MentionCounts
 from nearsym.index.namespace import Namespace
 from nearsym.index.search import answer
+from nearsym.index.segment import Segment
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace.config import Config
 from nearsym.workspace.indexer import index_into
@@ -196,3 +198,52 @@ def test_search_reads_the_counts_of_each_namespace(tmp_path: Path) -> None:
     off = answer(ns, "hand", 2, open_file, RankPolicy(mentions=False))
     assert [s.path for s in off] == ["b/lonely.py", "a/used.py"]  # the closer first
     assert [s.path for s in on] == ["a/used.py", "b/lonely.py"]  # six files against one
+
+
+def test_a_file_added_while_the_final_merge_runs_keeps_its_counts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The mention keys of a cold index are read while its final merge runs
+    elsewhere; a file indexed after they were read (an edit during the
+    merge) still has its names counted once the counts are pruned."""
+    import threading
+
+    from nearsym.index import store as store_module
+
+    monkeypatch.setattr(store_module, "MERGE_ELSEWHERE_ROWS", 0)
+    lock = threading.Lock()
+    index = SymbolIndex("/ws")
+    index.bulk = True
+    for n in range(4):
+        rows = [sym(f"name{n}_{i}", f"f{n}.py", i) for i in range(3)]
+        defs = replace(FileDefs.from_symbols("python", rows), mentions=keys(f"name{n}_0", "noise"))
+        index.replace_files([(f"f{n}.py", defs)])
+    names_read = threading.Event()
+    real_keys = store_module.name_keys
+
+    def reading(names: Iterator[str]) -> object:
+        out = real_keys(names)
+        names_read.set()
+        return out
+
+    monkeypatch.setattr(store_module, "name_keys", reading)
+
+    def merger(inputs: store_module.MergeInput) -> tuple[dict[str, bytes], list[str]]:
+        assert names_read.wait(10)
+        with lock:  # an edit, as the server makes one, after the keys were read
+            late = FileDefs.from_symbols("python", [sym("late_name", "late.py", 0)])
+            index.replace_files([("late.py", replace(late, mentions=keys("late_name")))])
+        flat: list[str] = []
+        segments = []
+        for parts, paths in inputs:
+            segments.append(
+                Segment.from_parts(parts, list(range(len(flat), len(flat) + len(paths))))
+            )
+            flat.extend(paths)
+        merged = merge(segments, flat)
+        return merged.to_bytes(merged.alive), [flat[f] for f in merged.file_ids.tolist()]
+
+    index.merger = merger
+    index.compact(lock)
+    assert index.mention_counts(["late_name", "name1_0", "noise"]) == [1, 1, 0]
+    assert len(index.segments) == 2

@@ -39,6 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from nearsym.extract.mentions import name_key
+from nearsym.index.encoding import sorted_unique
 
 U16_MAX = 65_535
 FOLD_KEYS = 262_144
@@ -55,6 +56,14 @@ definition name costs about 50 ms of CPU on the Go standard library's
 
 _EMPTY_KEYS: NDArray[np.uint32] = np.zeros(0, dtype=np.uint32)
 _EMPTY_COUNTS: NDArray[np.uint16] = np.zeros(0, dtype=np.uint16)
+
+
+def name_keys(names: Iterable[str]) -> NDArray[np.uint32]:
+    """The sorted distinct keys of `names`."""
+    keys = np.fromiter((name_key(n) for n in names), dtype=np.uint32)
+    # By sorting: numpy 2's hashing `unique` took seconds on the Linux
+    # kernel's 3 million names.
+    return sorted_unique(keys)  # type: ignore[no-any-return]
 
 
 def _tally(lists: Sequence[NDArray[np.uint32]]) -> tuple[NDArray[np.uint32], NDArray[np.int64]]:
@@ -125,11 +134,20 @@ class MentionCounts:
         """Fold, then keep only the keys of `names` (the index's definition
         names: no other name is ever looked up); nothing while few keys were
         added since the last prune (`PRUNE_SHARE`), `names` not even read."""
+        if self.prune_due():
+            self.prune_to(name_keys(names))
+
+    def prune_due(self) -> bool:
+        """Fold; whether enough keys were added since the last prune for
+        `prune_to` to be worth its walk over every definition name."""
         self.fold()
-        if self._unpruned * PRUNE_SHARE < len(self._keys):
-            return
+        return self._unpruned * PRUNE_SHARE >= len(self._keys)
+
+    def prune_to(self, wanted: NDArray[np.uint32]) -> None:
+        """Fold, then keep only the keys in `wanted` (sorted, distinct:
+        `name_keys` of the index's definition names)."""
+        self.fold()
         self._unpruned = 0
-        wanted = np.unique(np.fromiter((name_key(n) for n in names), dtype=np.uint32))
         keep = np.isin(self._keys, wanted, assume_unique=True)
         self._keys = self._keys[keep]
         self._counts = self._counts[keep]

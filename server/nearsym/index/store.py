@@ -16,6 +16,7 @@ Candidate retrieval by match tier reads the segments through `retrieval`.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import itertools
 import logging
@@ -31,7 +32,7 @@ from nearsym.core.filedefs import DEPRECATED_BIT, KIND_MASK, LOCAL_BIT, FileDefs
 from nearsym.core.model import Kind, Span, Symbol
 from nearsym.core.query import Query
 from nearsym.index import build, retrieval
-from nearsym.index.mentions import MentionCounts
+from nearsym.index.mentions import MentionCounts, name_keys
 from nearsym.index.segment import Segment
 
 log = logging.getLogger(__name__)
@@ -205,32 +206,46 @@ class SymbolIndex:
             self._owner[fid] = merged
         return merged
 
-    def _merged(self, parts: Sequence[Segment], path_of: Sequence[str | None]) -> Segment:
-        """`build.merge(parts, path_of)`; during a cold index, a large one
-        runs in `merger`'s process. A merge makes and drops a Python string
-        per distinct name (millions on the kernel): made here, that garbage
-        grows the allocator's arenas, and the few objects that outlive it
-        (the server's own, made meanwhile) keep those arenas from ever being
-        returned. Measured on the Linux kernel, a cold index through
-        `index_into`: 90 arenas of 1 MiB left after it with the merges here,
-        67 with them on a worker (resident 417 MB -> 390 MB)."""
+    def _merged(
+        self,
+        parts: Sequence[Segment],
+        path_of: Sequence[str | None],
+        meanwhile: Callable[[], None] = lambda: None,
+    ) -> Segment:
+        """`build.merge(parts, path_of)`, calling `meanwhile` once before it
+        ends; during a cold index, a large one runs in `merger`'s process
+        (and `meanwhile` runs here while it does). A merge makes and drops a
+        Python string per distinct name (millions on the kernel): made here,
+        that garbage grows the allocator's arenas, and the few objects that
+        outlive it (the server's own, made meanwhile) keep those arenas from
+        ever being returned. Measured on the Linux kernel, a cold index
+        through `index_into`: 90 arenas of 1 MiB left after it with the
+        merges here, 67 with them on a worker (resident 417 MB -> 390 MB)."""
+        merger = self.merger
         if (
-            self.merger is None
+            merger is None
             or not self.bulk
             or sum(p.live_rows for p in parts) < MERGE_ELSEWHERE_ROWS
         ):
+            meanwhile()
             return build.merge(parts, path_of)
         inputs: MergeInput = []
         for seg in parts:
             paths = [path_of[f] for f in seg.file_ids.tolist()]
             alive = seg.alive & np.fromiter((p is not None for p in paths), bool, len(paths))
             inputs.append((seg.to_bytes(alive), [p or "" for p in paths]))
-        try:
-            merged, order = self.merger(inputs)
-            return Segment.from_parts(merged, [self._fid[p] for p in order])
-        except Exception as error:  # the pool broke: merge here
-            log.warning("merging in a worker failed (%s); merging here", error)
-            return build.merge(parts, path_of)
+        # The merger waits on its process from a thread of its own, so
+        # `meanwhile` has this one.
+        with concurrent.futures.ThreadPoolExecutor(1, "nearsym-merge") as waiter:
+            shipped = waiter.submit(merger, inputs)
+            del inputs
+            meanwhile()
+            try:
+                merged, order = shipped.result()
+                return Segment.from_parts(merged, [self._fid[p] for p in order])
+            except Exception as error:  # the pool broke: merge here
+                log.warning("merging in a worker failed (%s); merging here", error)
+                return build.merge(parts, path_of)
 
     def compact(self, lock: AbstractContextManager[object] | None = None) -> None:
         """Merge the segments into one (or, when one already holds nine
@@ -239,19 +254,42 @@ class SymbolIndex:
 
         With `lock` (the one every change to this index holds), the merge
         itself runs outside it, so queries and edits go on meanwhile; files
-        changed during the merge keep their newer rows.
-        """
-        self._compact(lock)
-        with lock if lock is not None else contextlib.nullcontext():
-            self.mentions.prune(n for seg in self._segments for n in seg.entry_names())
+        changed during the merge keep their newer rows. The mention counts'
+        keys are read from the names of the segments being merged while the
+        merge runs in the `merger` (the kernel's 3 million names took 6 s
+        after it), and held against the names of segments added since."""
+        guard = lock if lock is not None else contextlib.nullcontext()
+        read: list[Segment] = []
+        wanted: list[NDArray[np.uint32]] = []
 
-    def _compact(self, lock: AbstractContextManager[object] | None) -> None:
+        def read_names() -> None:
+            with guard:
+                if not self.mentions.prune_due():
+                    return
+                read.extend(self._segments)
+            wanted.append(name_keys(n for seg in read for n in seg.entry_names()))
+
+        self._compact(lock, read_names)
+        if not wanted:
+            return
+        with guard:
+            seen = {id(s) for s in read}
+            added = [s for s in self._segments if id(s) not in seen]
+            keys = wanted[0]
+            if added:
+                more = name_keys(n for seg in added for n in seg.entry_names())
+                keys = np.union1d(keys, more).astype(np.uint32)
+            self.mentions.prune_to(keys)
+
+    def _compact(
+        self, lock: AbstractContextManager[object] | None, meanwhile: Callable[[], None]
+    ) -> None:
         guard = lock if lock is not None else contextlib.nullcontext()
         with guard:
             parts = list(self._segments)
             if len(parts) <= 1 and all(s.live_rows * 2 >= s.rows for s in parts):
                 self.bulk = False
-                return
+                parts = []
             # A segment holding most of the index (a snapshot just loaded)
             # stays as it is; only the small ones around it are merged.
             total = sum(s.live_rows for s in parts)
@@ -260,9 +298,12 @@ class SymbolIndex:
                 parts = [s for s in parts if s is not big[0]]
                 if len(parts) <= 1:
                     self.bulk = False
-                    return
+                    parts = []
             paths = list(self._paths)
-        merged = self._merged(parts, paths)
+        if not parts:
+            meanwhile()
+            return
+        merged = self._merged(parts, paths, meanwhile)
         with guard:
             inputs = {id(p) for p in parts}
             for fid in merged.file_ids.tolist():
