@@ -32,6 +32,7 @@ from nearsym.core.filedefs import DEPRECATED_BIT, KIND_MASK, LOCAL_BIT, FileDefs
 from nearsym.core.model import Kind, Span, Symbol
 from nearsym.core.query import Query
 from nearsym.index import build, retrieval
+from nearsym.index.encoding import sorted_unique
 from nearsym.index.mentions import MentionCounts, name_keys
 from nearsym.index.segment import Segment
 
@@ -269,21 +270,24 @@ class SymbolIndex:
                 read.extend(self._segments)
             wanted.append(name_keys(n for seg in read for n in seg.entry_names()))
 
-        self._compact(lock, read_names)
+        merged = self._compact(lock, read_names)
         if not wanted:
             return
         with guard:
-            seen = {id(s) for s in read}
+            # The merged segment's names are those read; a segment added
+            # since (an edit during the merge) may name others.
+            seen = {id(s) for s in read} | {id(merged)}
             added = [s for s in self._segments if id(s) not in seen]
             keys = wanted[0]
             if added:
-                more = name_keys(n for seg in added for n in seg.entry_names())
-                keys = np.union1d(keys, more).astype(np.uint32)
+                more = (n for seg in added for n in seg.entry_names())
+                keys = sorted_unique(np.concatenate((keys, name_keys(more))))
             self.mentions.prune_to(keys)
 
     def _compact(
         self, lock: AbstractContextManager[object] | None, meanwhile: Callable[[], None]
-    ) -> None:
+    ) -> Segment | None:
+        """`compact`'s merge; the segment it made, if any."""
         guard = lock if lock is not None else contextlib.nullcontext()
         with guard:
             parts = list(self._segments)
@@ -302,7 +306,7 @@ class SymbolIndex:
             paths = list(self._paths)
         if not parts:
             meanwhile()
-            return
+            return None
         merged = self._merged(parts, paths, meanwhile)
         with guard:
             inputs = {id(p) for p in parts}
@@ -318,6 +322,7 @@ class SymbolIndex:
             self.bulk = False
             self.generation += 1
             self._tidy()
+        return merged
 
     # -- snapshots -----------------------------------------------------------------
     def snapshot(self, stamps: dict[str, tuple[int, int]]) -> dict[str, Any] | None:
