@@ -305,8 +305,8 @@ def merged_entries(
         return [], [], b"", remaps
     order = np.fromiter(sorted(range(n), key=lows.__getitem__), dtype=np.int64, count=n)
     # Object arrays: gathers and neighbour comparisons run in C.
-    s_lows = _objects(lows)[order]
-    s_origs = _objects(origs)[order]
+    s_lows = np.array(lows, dtype=object)[order]
+    s_origs = np.array(origs, dtype=object)[order]
     del lows, origs
     new_key = np.ones(n, dtype=bool)
     new_key[1:] = s_lows[1:] != s_lows[:-1]
@@ -360,12 +360,6 @@ def merged_entries(
     lowers.extend(head_lowers[done:])
     codes += head_codes[done:]
     return entries, lowers, bytes(codes), remaps
-
-
-def _objects(items: list[str]) -> NDArray[np.object_]:
-    out = np.empty(len(items), dtype=object)
-    out[:] = items
-    return out
 
 
 def from_batch(batch: RowBatch) -> Segment:
