@@ -52,6 +52,33 @@ def test_default_exclusions(tmp_path: Path) -> None:
     assert found(tmp_path) == ["keep.py"]
 
 
+def test_a_workspace_that_is_a_venv_is_still_walked(tmp_path: Path) -> None:
+    """Only venvs below the folder opened are passed over: one opened on
+    purpose (to read its packages) is walked, and so is a folder below it
+    opened alone."""
+    write(tmp_path, "pyvenv.cfg", "home = /usr\n")
+    write(tmp_path, "lib/site.py")
+    write(tmp_path, "lib/inner/pyvenv.cfg", "home = /usr\n")
+    write(tmp_path, "lib/inner/hidden.py")
+    assert found(tmp_path) == ["lib/site.py"]
+    assert [sf.rel for sf in discover(str(tmp_path / "lib" / "inner"), Config())] == ["hidden.py"]
+
+
+def test_only_regular_files_are_listed(tmp_path: Path) -> None:
+    """A FIFO, a socket, a device link or a dangling link named like source
+    is never listed (the walk decides by the listing's file types)."""
+    import socket
+
+    write(tmp_path, "real.py")
+    os.mkfifo(tmp_path / "pipe.py")
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(tmp_path / "sock.py"))
+        os.symlink("/dev/null", tmp_path / "null.py")
+        os.symlink(tmp_path / "missing.py", tmp_path / "dangling.py")
+        assert found(tmp_path, Config(follow_symlinks=True)) == ["real.py"]
+        assert found(tmp_path) == ["real.py"]
+
+
 def test_symlinks_are_not_followed_by_default(tmp_path: Path) -> None:
     write(tmp_path, "real/a.py")
     os.symlink(tmp_path / "real", tmp_path / "alias")

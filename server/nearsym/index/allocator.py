@@ -26,8 +26,31 @@ import logging
 log = logging.getLogger(__name__)
 
 
+_start_up_frozen = False
+
+
+def resume_collector() -> None:
+    """End the start-up's pause of the cyclic collector (`nearsym.__main__`).
+
+    What the imports made (lsprotocol's classes, numpy's, the grammars' and
+    the garbage they left, 125,000 objects on a server's start) is frozen
+    first: the first collection after the pause would otherwise walk all
+    of it, 31 ms before a server can read its first message (measured here
+    between `make_server()` and the event loop). The import garbage (some
+    17,000 objects) is collected at the first `settle`, once the first
+    index is built and no one is waiting."""
+    global _start_up_frozen
+    gc.freeze()
+    _start_up_frozen = True
+    gc.enable()
+
+
 def settle() -> None:
     """Collect, freeze the survivors, and return free heap to the system."""
+    global _start_up_frozen
+    if _start_up_frozen:
+        gc.unfreeze()
+        _start_up_frozen = False
     gc.collect()
     gc.freeze()
     trim()

@@ -7,7 +7,6 @@ protocol.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import logging
 import os
@@ -451,7 +450,7 @@ def tcp_address(text: str) -> tuple[str, int]:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from nearsym.index.allocator import configure
+    from nearsym.index.allocator import configure, resume_collector
     from nearsym.index.cache import cache_dir
     from nearsym.lsp.prebuilt import lsprotocol_types
 
@@ -473,7 +472,7 @@ def run_serve(args: argparse.Namespace) -> int:
             )
     configure()
     server = make_server()
-    gc.enable()  # paused for the start-up's imports (`nearsym.__main__`)
+    resume_collector()  # paused for the start-up's imports (`nearsym.__main__`)
     if args.tcp:
         try:
             serve_tcp(server.protocol, server, host, port)
@@ -508,7 +507,9 @@ def _run(argv: Sequence[str] | None) -> int:
     )
     if args.command == "serve":
         return run_serve(args)
-    gc.enable()  # paused for the start-up's imports (`nearsym.__main__`)
+    from nearsym.index.allocator import resume_collector
+
+    resume_collector()  # paused for the start-up's imports (`nearsym.__main__`)
     if args.command == "eval":
         return run_eval(args)
     if args.command == "index":

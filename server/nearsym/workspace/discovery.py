@@ -25,11 +25,15 @@ from __future__ import annotations
 
 import logging
 import os
-import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from nearsym.extract.languages import LanguageSpec, language_for_path, language_for_shebang
+from nearsym.extract.languages import (
+    LanguageSpec,
+    language_for_name,
+    language_for_path,
+    language_for_shebang,
+)
 from nearsym.index.files import SkippedFile, read_regular
 from nearsym.workspace.config import Config
 from nearsym.workspace.ignore import Rules, WalkReport, rules_above
@@ -93,8 +97,15 @@ def _language_by_shebang(path: str) -> LanguageSpec | None:
 
 def language_of(path: str, config: Config) -> LanguageSpec | None:
     """The language of a file by name (or `#!` line), if the settings index it."""
-    spec = language_for_path(path)
-    if spec is None and "." not in os.path.basename(path):
+    return _indexed_language(language_for_path(path), path, os.path.basename(path), config)
+
+
+def _indexed_language(
+    by_name: LanguageSpec | None, path: str, name: str, config: Config
+) -> LanguageSpec | None:
+    """`language_of`, given the language `name` (the file's own name) gives."""
+    spec = by_name
+    if spec is None and "." not in name:
         spec = _language_by_shebang(path)
     if spec is not None and config.languages and spec.name not in config.languages:
         return None
@@ -168,8 +179,16 @@ def indexable(root: str, path: str, config: Config, must_exist: bool = True) -> 
     return SourceFile(path, rel, spec) if spec is not None else None
 
 
+VENV_MARKER = "pyvenv.cfg"
+"""The file that makes a folder a virtual environment (not walked)."""
+
+
 def _is_venv(path: str) -> bool:
-    return os.path.isfile(os.path.join(path, "pyvenv.cfg"))
+    return os.path.isfile(os.path.join(path, VENV_MARKER))
+
+
+def _identity(st: os.stat_result) -> tuple[int, int]:
+    return st.st_dev, st.st_ino
 
 
 def discover(
@@ -208,7 +227,15 @@ def discover(
         chain = _rules_down_to(root, rel_start.split("/"), config, problems)
     if chain is None:
         return
-    seen_dirs: set[str] = {real_root, os.path.realpath(start)}
+    # Without `followSymlinks` no link is entered, so no folder can be
+    # reached twice; with it, folders are told apart by device and inode
+    # (which a bind mount's loop does not fool either).
+    seen_dirs: set[tuple[int, int]] = set()
+    if config.follow_symlinks:
+        try:
+            seen_dirs.update(_identity(os.stat(p)) for p in (root, start))
+        except OSError:
+            return
     stack: list[tuple[str, str, Rules]] = [(chain[1], chain[2], chain[0])]
 
     def skip(path: str, reason: str) -> None:
@@ -223,7 +250,10 @@ def discover(
         except OSError as error:
             skip(folder, f"cannot list folder ({error.strerror})")
             continue
-        rules = rules.enter(folder, rel_folder, {e.name for e in entries}, problems)
+        names = {e.name for e in entries}
+        if VENV_MARKER in names and folder != start and _is_venv(folder):
+            continue  # a virtual environment's installed packages
+        rules = rules.enter(folder, rel_folder, names, problems)
         subfolders: list[tuple[str, str, Rules]] = []
         for entry in entries:
             rel = f"{rel_folder}/{entry.name}" if rel_folder else entry.name
@@ -231,10 +261,15 @@ def discover(
                 is_link = entry.is_symlink()
                 if is_link and not config.follow_symlinks:
                     continue
-                st = entry.stat(follow_symlinks=True)
+                # The listing's file types answer these without a system
+                # call (a link's target is looked up); only files that will
+                # be indexed are stat'ed, for their size and time.
+                is_dir = entry.is_dir()
+                if not is_dir and not entry.is_file():
+                    continue  # a socket, a device, a dangling link
             except OSError:
-                continue  # dangling link, or gone since the listing
-            if stat.S_ISDIR(st.st_mode):
+                continue  # gone since the listing
+            if is_dir:
                 if entry.name in EXCLUDED_DIRS:
                     continue
                 rule = rules.verdict(rel, True)
@@ -244,25 +279,31 @@ def discover(
                 if is_link and (why := link_reason(real_root, entry.path, rel, config)):
                     skip(entry.path, why)
                     continue
-                real = os.path.realpath(entry.path)
-                if real in seen_dirs:
-                    skip(entry.path, "folder already walked (link loop)")
-                    continue
-                if _is_venv(entry.path):
-                    continue
-                seen_dirs.add(real)
+                if config.follow_symlinks:
+                    try:
+                        identity = _identity(entry.stat())
+                    except OSError:
+                        continue
+                    if identity in seen_dirs:
+                        skip(entry.path, "folder already walked (link loop)")
+                        continue
+                    seen_dirs.add(identity)
                 subfolders.append((entry.path, rel, rules))
-            elif stat.S_ISREG(st.st_mode):
-                named = language_for_path(entry.name)
+            else:
+                named = language_for_name(entry.name)
                 rule = rules.verdict(rel, False)
                 if rule is not None:
                     report.drop(rule, False, named is not None)
                     continue
-                spec = language_of(entry.path, config)
+                spec = _indexed_language(named, entry.path, entry.name, config)
                 if spec is None:
                     continue
                 if is_link and (why := link_reason(real_root, entry.path, rel, config)):
                     skip(entry.path, why)
+                    continue
+                try:
+                    st = entry.stat()
+                except OSError:
                     continue
                 report.kept += 1
                 yield SourceFile(entry.path, rel, spec, st.st_size, st.st_mtime_ns)

@@ -245,11 +245,19 @@ _BY_INTERPRETER = {i: spec for spec in LANGUAGES for i in spec.interpreters}
 def language_for_path(path: str) -> LanguageSpec | None:
     """The language of a file by its name, or None (unknown files are skipped,
     never an error)."""
-    base = os.path.basename(path)
-    if base in _BY_FILE_NAME:
-        return _BY_FILE_NAME[base]
-    _, ext = os.path.splitext(base)
-    return _BY_EXTENSION.get(ext.lower())
+    return language_for_name(os.path.basename(path))
+
+
+def language_for_name(name: str) -> LanguageSpec | None:
+    """`language_for_path` of a bare file name (a walk's listing gives those)."""
+    spec = _BY_FILE_NAME.get(name)
+    if spec is not None:
+        return spec
+    dot = name.rfind(".")
+    # As os.path.splitext: the leading dots of `.bashrc` start no extension.
+    if dot <= 0 or not name[:dot].lstrip("."):
+        return None
+    return _BY_EXTENSION.get(name[dot:].lower())
 
 
 def language_named(name: str) -> LanguageSpec | None:
