@@ -4,7 +4,9 @@
 then the cache's still-valid files, then the rest, nearest first, on a
 process pool. Results are applied in batches under the workspace lock, so
 queries answer from what is indexed so far; a file open in a buffer keeps
-the buffer's symbols. The segments are merged at the end, outside the lock.
+the buffer's symbols. The segments are merged at the end, outside the lock;
+the process's memory is settled (`allocator.settle`) after the progress
+ends.
 """
 
 from __future__ import annotations
@@ -150,8 +152,8 @@ class Indexing:
                 if not self.stopped:  # at shutdown, nothing more is built
                     await loop.run_in_executor(None, live.compact, ns)
                 ns.index.merger = None
-                if not self.stopped:
-                    settle()
+                if not self.stopped and ns is not namespaces[-1]:
+                    settle()  # the last one's after the progress ends
             symbols += len(ns.index)
             if cache is not None and stats is not None and stats.changed and not cancelled(ns):
                 parts = await loop.run_in_executor(None, live.snapshot, ns, stats.stamps)
@@ -168,6 +170,11 @@ class Indexing:
         if token is not None:
             progress.end(token, types.WorkDoneProgressEnd(message=summary))
         self.indexed.set()
+        if not self.stopped:
+            # Housekeeping, not part of the index: a collection over every
+            # object the start-up and the index made (41 ms on a restart
+            # on Go's library), once the person has been told it is done.
+            settle()
 
     def cache_for(self, root: str) -> Cache | None:
         """The on-disk cache of `root`, unless the `cache` setting is off."""

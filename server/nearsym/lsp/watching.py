@@ -21,7 +21,7 @@ from pygls.lsp.server import LanguageServer
 
 from nearsym.extract.languages import LANGUAGES
 from nearsym.workspace.live import Change, LiveWorkspace
-from nearsym.workspace.watcher import WatcherProcess
+from nearsym.workspace.watcher import WatcherProcess, discard_spare
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +91,7 @@ class Watching:
         while failures < WATCHER_RETRIES:
             old = self._watcher
             if not self.live.namespaces:
+                discard_spare()
                 self._watcher = None
                 if old is not None:
                     old.close()
@@ -122,6 +123,7 @@ class Watching:
         """(Re)start our own watcher on the current folders; with a client
         that watches, the index walks at once."""
         if self.client_watches:
+            discard_spare()
             self.ready.set()
             return
         self.ready.clear()
@@ -129,6 +131,7 @@ class Watching:
 
     def close(self) -> None:
         """Stop our watcher (shutdown): the helper exits on stdin EOF."""
+        discard_spare()
         self._closed = self._watcher or self._closed
         if self._watcher is not None:
             self._watcher.close()

@@ -454,6 +454,10 @@ def run_serve(args: argparse.Namespace) -> int:
     from nearsym.index.cache import cache_dir
     from nearsym.lsp.prebuilt import lsprotocol_types
 
+    if not args.tcp:  # a TCP server's clients come and go: each starts its own
+        from nearsym.workspace.watcher import prestart
+
+        prestart()  # its start-up overlaps ours (see `watcher`)
     lsprotocol_types(cache_dir())  # before pygls imports it: attrs' code compiled once
     from nearsym.lsp.handlers import make_server  # pygls only when serving
     from nearsym.lsp.transport import serve_stdio, serve_tcp

@@ -8,16 +8,22 @@ bench's client) gets watchfiles. Its setup walks the
 whole tree and adds an inotify watch per folder while holding the
 interpreter lock: on the Linux kernel that stalls every thread of the
 server for 0.4 to 1 s, right when the first answer near the open file is
-due. So it runs in a process of its own (`python -m nearsym.workspace.watcher ROOT
-...`), which speaks a line protocol on its stdout:
+due. So it runs in a process of its own (`helper_main`, started by
+`children.python_module_command`), which reads its roots from its stdin
+and speaks a line protocol on its stdout:
 
 - `ready` once the watches are in place (after that, no change is missed);
 - then one JSON array per batch of changes: `[[kind, path], ...]` with
   kind 1 created, 2 changed, 3 deleted (paths that are not valid UTF-8
   travel as the `surrogateescape` strings `os` gives, which JSON escapes).
 
-It stops when its stdin closes, so it never outlives the server, even one
-killed with SIGKILL. The server holds back the full walk of a cold index
+Its roots come as the first line of its stdin (a JSON array), so the
+server can start it before it knows them (`prestart`): the helper's own
+start-up (an interpreter, watchfiles) then overlaps the server's imports,
+and only setting up the watches is left once the workspace folders are
+known (on Go's library, `ready` 95 ms after the helper's spawn, 41 ms
+after the roots reach a started one). It stops when its stdin closes, so
+it never outlives the server, even one killed with SIGKILL. The server holds back the full walk of a cold index
 until `ready` (the open file's folder is parsed at once regardless), so a
 file created while the watches are being set up is seen by the walk or by
 the watcher, never by neither.
@@ -29,13 +35,10 @@ import contextlib
 import json
 import logging
 import os
+import subprocess
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterator
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import asyncio  # the server's end only: see `WatcherProcess`
 
 from nearsym.workspace.children import python_module_command
 
@@ -52,9 +55,15 @@ sets the stop event, which the notifier polls every `STEP_MS`)."""
 Batch = list[tuple[int, str]]
 
 
-def main(roots: list[str]) -> int:
-    """The helper process: watch `roots` until stdin closes."""
+def main() -> int:
+    """The helper process: read the roots (stdin's first line), watch them
+    until stdin closes."""
     import watchfiles
+
+    first = sys.stdin.buffer.readline()
+    if not first:
+        return 0  # the server ended (or never needed us) before naming roots
+    roots = [str(r) for r in json.loads(first)]
 
     stop = threading.Event()
 
@@ -156,6 +165,62 @@ def _batches_of_watch(
             yield {(int(c), p) for c, p in changes}
 
 
+_spare: list[subprocess.Popen[bytes]] = []
+"""The helper `prestart` started, until a `WatcherProcess` takes it."""
+
+
+def _spawn() -> subprocess.Popen[bytes]:
+    # Isolated, from the filesystem root: the helper imports this package
+    # from where the server found it, and nothing from the workspace.
+    return subprocess.Popen(
+        python_module_command(__name__),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=os.sep,
+    )  # fmt: skip
+
+
+def prestart() -> None:
+    """Start a helper that waits for its roots, as the server starts: the
+    first `WatcherProcess` takes it. A server whose client watches files
+    for it ends it (`discard_spare`); one that dies takes it along (its
+    stdin closes)."""
+    try:
+        _spare.append(_spawn())
+    except OSError as error:
+        log.info("could not start the file watcher early: %s", error)
+
+
+def discard_spare() -> None:
+    """End the prestarted helper nobody took (it exits on stdin EOF; a
+    thread reaps it)."""
+    while _spare:
+        process = _spare.pop()
+        _close_stdin(process)
+        threading.Thread(target=process.wait, name="nearsym-reap", daemon=True).start()
+
+
+def _close_stdin(process: subprocess.Popen[bytes]) -> None:
+    if process.stdin is not None and not process.stdin.closed:
+        with contextlib.suppress(OSError):
+            process.stdin.close()
+
+
+def _started(roots: list[str]) -> subprocess.Popen[bytes]:
+    """A helper told its roots: the prestarted one while it is alive,
+    else a new one. Raises OSError when none can be started."""
+    line = json.dumps(roots).encode("utf-8", "surrogateescape") + b"\n"
+    while True:
+        process = _spare.pop() if _spare else _spawn()
+        assert process.stdin is not None
+        try:
+            process.stdin.write(line)
+            process.stdin.flush()
+            return process
+        except OSError:  # the prestarted helper died: start another
+            _close_stdin(process)
+            process.kill()
+            process.wait()
+
+
 class WatcherProcess:
     """The server's end: start the helper, read its batches, stop it.
 
@@ -165,7 +230,7 @@ class WatcherProcess:
 
     def __init__(self, roots: list[str]) -> None:
         self.roots = roots
-        self._process: asyncio.subprocess.Process | None = None
+        self._process: subprocess.Popen[bytes] | None = None
 
     async def run(
         self, on_ready: Callable[[], None], on_batch: Callable[[Batch], Awaitable[None]]
@@ -175,19 +240,17 @@ class WatcherProcess:
         helper fails before that (the index must not wait for it)."""
         import asyncio
 
-        # Isolated, from the filesystem root: the helper imports this package
-        # from where the server found it, and nothing from the workspace.
-        process = await asyncio.create_subprocess_exec(
-            *python_module_command("nearsym.workspace.watcher", *self.roots),
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            cwd=os.sep, limit=64 * 1024 * 1024,
-        )  # fmt: skip
-        self._process = process
+        loop = asyncio.get_running_loop()
+        process = self._process = _started(self.roots)
         assert process.stdout is not None
+        reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
+        pipe, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), process.stdout
+        )
         told = False
         try:
             while True:
-                line = await process.stdout.readline()
+                line = await reader.readline()
                 if not line:
                     break
                 line = line.rstrip(b"\n")
@@ -203,9 +266,10 @@ class WatcherProcess:
                     continue
                 await on_batch(batch)
         finally:
+            pipe.close()
             if not told:
                 on_ready()
-            stopped = process.stdin is None or process.stdin.is_closing()
+            stopped = process.stdin is None or process.stdin.closed
             await self.stop()
         return stopped or process.returncode == 0
 
@@ -217,10 +281,10 @@ class WatcherProcess:
 
         self.close()
         try:
-            await asyncio.wait_for(process.wait(), timeout=5)
-        except TimeoutError:
+            await asyncio.get_running_loop().run_in_executor(None, process.wait, 5)
+        except subprocess.TimeoutExpired:
             process.kill()
-            await process.wait()
+            await asyncio.get_running_loop().run_in_executor(None, process.wait)
 
     def kill(self) -> None:
         """Kill the helper now (exit)."""
@@ -231,12 +295,11 @@ class WatcherProcess:
 
     def close(self) -> None:
         """Stop without waiting (shutdown): the helper exits on stdin EOF."""
-        process = self._process
-        if process is not None and process.stdin is not None and not process.stdin.is_closing():
-            process.stdin.close()
+        if self._process is not None:
+            _close_stdin(self._process)
 
 
 def helper_main(argv: list[str]) -> int:
     """The helper process's entry point (see `children.python_module_command`)."""
     logging.basicConfig(level=logging.WARNING)
-    return main(argv)
+    return main()
