@@ -23,10 +23,12 @@ start-up (an interpreter, watchfiles) then overlaps the server's imports,
 and only setting up the watches is left once the workspace folders are
 known (on Go's library, `ready` 95 ms after the helper's spawn, 41 ms
 after the roots reach a started one). It stops when its stdin closes, so
-it never outlives the server, even one killed with SIGKILL. The server holds back the full walk of a cold index
-until `ready` (the open file's folder is parsed at once regardless), so a
-file created while the watches are being set up is seen by the walk or by
-the watcher, never by neither.
+it never outlives the server, even one killed with SIGKILL.
+
+The server holds back the full walk of a cold index until `ready` (the
+open file's folder is parsed at once regardless), so a file created while
+the watches are being set up is seen by the walk or by the watcher, never
+by neither.
 """
 
 from __future__ import annotations
@@ -206,19 +208,27 @@ def _close_stdin(process: subprocess.Popen[bytes]) -> None:
 
 def _started(roots: list[str]) -> subprocess.Popen[bytes]:
     """A helper told its roots: the prestarted one while it is alive,
-    else a new one. Raises OSError when none can be started."""
+    else a new one. Raises OSError when a new one cannot be started or
+    told (it died at once: the caller's retries count that)."""
     line = json.dumps(roots).encode("utf-8", "surrogateescape") + b"\n"
-    while True:
-        process = _spare.pop() if _spare else _spawn()
-        assert process.stdin is not None
+    if _spare:
+        process = _spare.pop()
         try:
-            process.stdin.write(line)
-            process.stdin.flush()
+            _tell(process, line)
             return process
         except OSError:  # the prestarted helper died: start another
             _close_stdin(process)
             process.kill()
             process.wait()
+    process = _spawn()
+    _tell(process, line)
+    return process
+
+
+def _tell(process: subprocess.Popen[bytes], line: bytes) -> None:
+    assert process.stdin is not None
+    process.stdin.write(line)
+    process.stdin.flush()
 
 
 class WatcherProcess:
