@@ -22,6 +22,7 @@ from nearsym.core.filedefs import FileDefs
 from nearsym.core.model import Kind, Span, Symbol
 from nearsym.core.typos import TYPO_MIN_LENGTH, one_edit
 from nearsym.core.words import is_subsequence
+from nearsym.index import retrieval as retrieval_module
 from nearsym.index.cache import Cache
 from nearsym.index.retrieval import TYPOS_BELOW, _Retrieval
 from nearsym.index.store import SymbolIndex
@@ -99,10 +100,17 @@ def test_retrieval_over_segments_matches_brute_force(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_a_narrow_pool_is_a_prefix_of_a_wide_one(seed: int) -> None:
+@pytest.mark.parametrize("small_group", [None, 0])
+def test_a_narrow_pool_is_a_prefix_of_a_wide_one(
+    seed: int, small_group: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Over several segments with dead rows and names spelled in several
     cases (one group of rows per lower-cased name, cut at the width), the
-    pool of width w is the first w rows of the widest pool."""
+    pool of width w is the first w rows of the widest pool; a group's first
+    rows are its first rows whether they are all built and sorted (a small
+    group) or chosen before they are built (`small_group` 0)."""
+    if small_group is not None:
+        monkeypatch.setattr(retrieval_module, "SMALL_GROUP", small_group)
     rng = random.Random(seed)
     index = SymbolIndex("/ws")
     for _step in range(40):
@@ -315,6 +323,41 @@ def test_substring_candidates_miss_nothing(seed: int) -> None:
         got = {seg.key(e) for chunk in seg.containing(q) for e in chunk.tolist() if q in seg.key(e)}
         want = {n.lower().encode() for n in names if q in n.lower().encode()}
         assert got == want, q
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_many_substring_candidates_stream_in_the_same_order(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past `WIDE_RANGE` candidates (a three-byte query's odd offsets on a
+    large index), `containing` reads them from the shortest-first order in
+    chunks of whole key pieces instead of sorting them: the same entries in
+    the same order, and every chunk but the last a whole number of pieces
+    (so a walk's budget is spent as before)."""
+    from nearsym.index import segment as segment_module
+    from nearsym.index import streams
+    from nearsym.index.build import batch_from_files, from_batch
+    from nearsym.index.streams import KEY_PIECE
+
+    rng = random.Random(seed)
+    letters = "abcd_"
+    names = sorted(
+        {"".join(rng.choice(letters) for _ in range(rng.randint(2, 12))) for _ in range(20_000)}
+    )
+    defs = FileDefs.from_symbols("python", [sym(n, "a.py", i) for i, n in enumerate(names)])
+    seg = from_batch(batch_from_files([(0, defs)]))
+    queries = [b"abc", b"a_b", b"dab", b"cc_", b"abcd", b"d_"]
+    sorted_first = {q: [c.tolist() for c in seg.containing(q)] for q in queries}
+    monkeypatch.setattr(segment_module, "WIDE_RANGE", 0)
+    monkeypatch.setattr(streams, "SCAN_CHUNK", 512)  # several chunks of a small index
+    pieced = 0
+    for q in queries:
+        streamed = [c.tolist() for c in seg.containing(q)]
+        assert np.concatenate(streamed).tolist() == np.concatenate(sorted_first[q]).tolist(), q
+        if len(q) == 3:
+            assert all(len(c) % KEY_PIECE == 0 for c in streamed[:-1]), q
+            pieced += len(streamed) > 1
+    assert pieced
 
 
 def test_trigram_lists_with_wide_gaps_decode() -> None:

@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 
 from nearsym.index.encoding import holding, holding_in_order, slices
 from nearsym.index.segment import Segment
+from nearsym.index.streams import KEY_PIECE
 
 
 def subsequence_pattern(text: bytes, lines: bool = False) -> re.Pattern[bytes]:
@@ -127,7 +128,7 @@ def merged_keys(
         blob = seg.cont_lower if owners else seg.lower
         offsets = seg.cont_off if owners else seg.lo_off
         for ids in chunks:
-            block = max(256, FIRST_BLOCK // 256 * 256)  # whole chunks of 256
+            block = max(KEY_PIECE, FIRST_BLOCK // KEY_PIECE * KEY_PIECE)  # whole pieces
             at = 0
             while at < len(ids):
                 # The keys of a block are tested at once, in numpy; only
@@ -139,15 +140,15 @@ def merged_keys(
                 if check is not None and budget is not None:
                     if budget[0] <= 0:
                         return
-                    stop = min(stop, at + min(block, -(-budget[0] // 256) * 256))
+                    stop = min(stop, at + min(block, -(-budget[0] // KEY_PIECE) * KEY_PIECE))
                     block *= 2
                 held = (
                     check.passing_ids(blob, offsets, ids[at:stop])
                     if check is not None and stop - at >= NUMPY_KEYS
                     else None
                 )
-                for c in range(at, stop, 256):
-                    chunk = ids[c : min(c + 256, stop)]
+                for c in range(at, stop, KEY_PIECE):
+                    chunk = ids[c : min(c + KEY_PIECE, stop)]
                     if check is not None and budget is not None:
                         if budget[0] <= 0:
                             return

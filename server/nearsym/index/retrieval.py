@@ -78,6 +78,11 @@ TYPOS_BELOW = 10
 """A pool of fewer rows than this (true matches), none of them the name
 typed, gets the names one edit from the query after them (`core.typos`)."""
 
+SMALL_GROUP = 64
+"""Rows of a name's spellings (entries) up to which they are all built and
+sorted as symbols: past it, only the rows a pool keeps are built (the
+numpy calls that choose them cost more than building a few)."""
+
 QUALIFIED_BUDGET = 4_000
 """Names a query whose rows are filtered (a qualified query's owner, a
 modifier, a where-part) may visit in its name tiers (most rows are
@@ -452,14 +457,26 @@ class _Retrieval:
     def _group_rows_first(self, group: list[tuple[int, int]], limit: int) -> list[Symbol]:
         """`_group_rows(group)[:limit]`, building only the symbols kept."""
         segs = self.segs
+        found = [(s_no, segs[s_no].rows_of(e)) for s_no, e in group]
+        if sum(len(rows) for _, rows in found) <= SMALL_GROUP:
+            # Few rows (`DSA_T` and `dsa_t`): built at once, a segment's rows
+            # in one call, and sorted as symbols. (No two rows share a file
+            # and position, so this is the order below.)
+            by_seg: dict[int, list[NDArray[np.uint32]]] = {}
+            for s_no, rows in found:
+                by_seg.setdefault(s_no, []).append(rows)
+            built: list[Symbol] = []
+            for s_no, runs in by_seg.items():
+                built.extend(self.index.materialize(segs[s_no], np.concatenate(runs)))
+            built.sort(key=lambda s: (s.path, s.span.line, s.span.col))
+            return built[: max(0, limit)]
         parts: list[tuple[int, NDArray[np.uint32]]] = []
         paths: list[str] = []
         ranks_in: list[NDArray[np.int64]] = []
         lines: list[NDArray[np.int64]] = []
         cols: list[NDArray[np.int64]] = []
-        for s_no, e in group:
+        for s_no, rows in found:
             seg = segs[s_no]
-            rows = seg.rows_of(e)
             if not len(rows):
                 continue
             files = np.searchsorted(seg.file_start, rows, side="right") - 1

@@ -58,6 +58,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from nearsym.core.words import name_initials
+from nearsym.index import streams
 from nearsym.index.encoding import (
     INITIALS_KEPT,
     STARTS_BLOCK_BITS,
@@ -75,8 +76,6 @@ from nearsym.index.subset import Within
 
 WIDE_RANGE = 65_536
 """A prefix range wider than this is read in shortest-first chunks."""
-SCAN_CHUNK = 32_768
-"""Entries per chunk when a tier reads the shortest-first order."""
 
 
 # How a snapshot stores each field of `Segment`: as its bytes and dtype, as
@@ -395,17 +394,9 @@ class Segment:
             ids = np.arange(lo, hi, dtype=U32)
         else:
             # A wide range (`s` of millions): the shortest first, as far as needed.
-            for chunk in self._by_length_chunks():
-                hit = chunk[(chunk >= lo) & (chunk < hi)]
-                if len(hit):
-                    yield hit
+            yield from streams.in_range(self.by_length, lo, hi)
             return
         yield ids[self._shortest_first(ids)]
-
-    def _by_length_chunks(self) -> Iterator[NDArray[np.uint32]]:
-        order = self.by_length
-        for at in range(0, len(order), SCAN_CHUNK):
-            yield order[at : at + SCAN_CHUNK]
 
     def _with_mask(self, mask: int, within: Within | None = None) -> Iterator[NDArray[np.uint32]]:
         """Entries whose character mask holds `mask`, shortest first, in
@@ -417,11 +408,7 @@ class Segment:
             if len(hit):
                 yield hit
             return
-        order, masks = self.by_length, self.masks
-        for at in range(0, len(order), SCAN_CHUNK):
-            hit = order[at : at + SCAN_CHUNK][(masks[at : at + SCAN_CHUNK] & m) == m]
-            if len(hit):
-                yield hit
+        yield from streams.masked(self.by_length, self.masks, m)
 
     def containing(self, q: bytes, within: Within | None = None) -> Iterator[NDArray[np.uint32]]:
         """Entries that may contain `q` (verify!), shortest first, in chunks.
@@ -466,6 +453,15 @@ class Segment:
                     ids = intersect_sorted(ids, other)
                 found.append(ids)
         if not found:
+            return
+        if within is None and sum(len(f) for f in found) > WIDE_RANGE:
+            # Many candidates (a three-byte query's odd offsets: `teq` has
+            # 172,000 of the Linux kernel's names): read in the shortest-first
+            # order as far as the caller goes, not all sorted first.
+            table = np.zeros(len(self), dtype=bool)
+            for part in found:
+                table[part] = True
+            yield from streams.whole_pieces(streams.chosen(self.by_length, table))
             return
         ids = found[0] if len(found) == 1 else sorted_unique(np.concatenate(found), len(self))
         if within is not None:
@@ -531,10 +527,7 @@ class Segment:
             return
         chosen = np.zeros(len(self), dtype=bool)
         chosen[ids] = True
-        for chunk in self._by_length_chunks():
-            hit = chunk[chosen[chunk]]
-            if len(hit):
-                yield hit
+        yield from streams.chosen(self.by_length, chosen)
 
     def subsequence(self, q: bytes, within: Within | None = None) -> Iterator[NDArray[np.uint32]]:
         """Entries holding every character of `q` (verify!), shortest first,
