@@ -337,6 +337,7 @@ def test_many_substring_candidates_stream_in_the_same_order(
     from nearsym.index import segment as segment_module
     from nearsym.index import streams
     from nearsym.index.build import batch_from_files, from_batch
+    from nearsym.index.encoding import char_mask
     from nearsym.index.streams import KEY_PIECE
 
     rng = random.Random(seed)
@@ -358,6 +359,16 @@ def test_many_substring_candidates_stream_in_the_same_order(
             assert all(len(c) % KEY_PIECE == 0 for c in streamed[:-1]), q
             pieced += len(streamed) > 1
     assert pieced
+    # The subsequence tier's stream (entries whose character mask holds the
+    # query's) comes in whole pieces too, in the shortest-first order.
+    for q in (b"ab", b"d_a", b"abcd"):
+        streamed = [c.tolist() for c in seg.subsequence(q)]
+        m = np.uint32(char_mask(q))
+        assert sum(map(len, streamed)) > 4 * KEY_PIECE, q
+        assert all(len(c) % KEY_PIECE == 0 for c in streamed[:-1]), q
+        masks = seg.masks.tolist()  # in `by_length` order
+        want = [e for k, e in enumerate(seg.by_length.tolist()) if masks[k] & m == m]
+        assert np.concatenate(streamed).tolist() == want, q
 
 
 def test_trigram_lists_with_wide_gaps_decode() -> None:

@@ -400,7 +400,10 @@ class Segment:
 
     def _with_mask(self, mask: int, within: Within | None = None) -> Iterator[NDArray[np.uint32]]:
         """Entries whose character mask holds `mask`, shortest first, in
-        chunks: read only as far as the caller goes."""
+        chunks of whole key pieces (`streams.whole_pieces`: a chunk's few
+        hits alone would be tested by the regex, and more than a thousand
+        in numpy, slicing only the keys that pass): read only as far as
+        the caller goes."""
         m = U32(mask)
         if within is not None:
             order, masks = within.shortest_first()
@@ -408,7 +411,7 @@ class Segment:
             if len(hit):
                 yield hit
             return
-        yield from streams.masked(self.by_length, self.masks, m)
+        yield from streams.whole_pieces(streams.masked(self.by_length, self.masks, m))
 
     def containing(self, q: bytes, within: Within | None = None) -> Iterator[NDArray[np.uint32]]:
         """Entries that may contain `q` (verify!), shortest first, in chunks.

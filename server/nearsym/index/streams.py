@@ -5,7 +5,10 @@ A tier of retrieval reads a segment's entries in the order of its
 pool is full or its budget is spent (`keys.merged_keys`), so the entries it
 may take are handed over a chunk at a time: `SCAN_CHUNK` entries of that
 order are tested (by range, by a table of chosen entries, by character
-mask) and those that pass are yielded.
+mask) and those that pass are yielded. A stream a walk verifies under a
+budget is regrouped into whole `KEY_PIECE`s (`whole_pieces`), so that what
+the budget reaches does not depend on where the chunks fell, and a walk
+gets arrays large enough to test in numpy.
 """
 
 from __future__ import annotations
