@@ -155,6 +155,7 @@ def test_holding_in_order_is_the_subsequence_regex(seed: int, text: str) -> None
     over the sliced keys) pass the same keys."""
     import numpy as np
 
+    from nearsym.index import encoding
     from nearsym.index.encoding import holding, holding_in_order
 
     rng = random.Random(seed)
@@ -166,6 +167,14 @@ def test_holding_in_order_is_the_subsequence_regex(seed: int, text: str) -> None
     want = Subsequence(text.encode()).passing(keys)
     got = holding_in_order(blob, offsets, ids, text.encode())  # type: ignore[arg-type]
     assert got.tolist() == want
+    # in blocks of a few keys, as past `HOLDING_BLOCK`
+    saved = encoding.HOLDING_BLOCK
+    encoding.HOLDING_BLOCK = rng.randint(1, 9)
+    try:
+        blocked = holding_in_order(blob, offsets, ids, text.encode())  # type: ignore[arg-type]
+    finally:
+        encoding.HOLDING_BLOCK = saved
+    assert blocked.tolist() == want
     # and the substrings (`encoding.holding`, `keys.Substring`)
     held = holding(blob, offsets, ids, text.encode())  # type: ignore[arg-type]
     assert held.tolist() == Substring(text.encode()).passing(keys)

@@ -441,7 +441,8 @@ class _Retrieval:
         allowed: list[NDArray[np.bool_]] | None = None,
         narrow: where.Narrow | None = None,
     ) -> list[Symbol]:
-        out: list[Symbol] = []
+        # A segment's rows of every spelling are built in one call.
+        by_seg: dict[int, list[NDArray[np.uint32]]] = {}
         for s_no, e in group:
             seg = self.segs[s_no]
             rows = seg.rows_of(e)
@@ -449,8 +450,12 @@ class _Retrieval:
                 rows = rows[allowed[s_no][seg.conts(rows)]]
             if narrow is not None and len(rows):
                 rows = rows[narrow(seg, rows, self.path_of)]
-            out.extend(self.index.materialize(seg, rows))
-        if len(group) > 1:
+            by_seg.setdefault(s_no, []).append(rows)
+        out: list[Symbol] = []
+        for s_no, runs in by_seg.items():
+            rows = runs[0] if len(runs) == 1 else np.concatenate(runs)
+            out.extend(self.index.materialize(self.segs[s_no], rows))
+        if len(group) > 1:  # no two rows share a file and position
             out.sort(key=lambda s: (s.path, s.span.line, s.span.col))
         return out
 
@@ -459,17 +464,8 @@ class _Retrieval:
         segs = self.segs
         found = [(s_no, segs[s_no].rows_of(e)) for s_no, e in group]
         if sum(len(rows) for _, rows in found) <= SMALL_GROUP:
-            # Few rows (`DSA_T` and `dsa_t`): built at once, a segment's rows
-            # in one call, and sorted as symbols. (No two rows share a file
-            # and position, so this is the order below.)
-            by_seg: dict[int, list[NDArray[np.uint32]]] = {}
-            for s_no, rows in found:
-                by_seg.setdefault(s_no, []).append(rows)
-            built: list[Symbol] = []
-            for s_no, runs in by_seg.items():
-                built.extend(self.index.materialize(segs[s_no], np.concatenate(runs)))
-            built.sort(key=lambda s: (s.path, s.span.line, s.span.col))
-            return built[: max(0, limit)]
+            # Few rows (`DSA_T` and `dsa_t`): all built and sorted as symbols.
+            return self._group_rows(group)[: max(0, limit)]
         parts: list[tuple[int, NDArray[np.uint32]]] = []
         paths: list[str] = []
         ranks_in: list[NDArray[np.int64]] = []
