@@ -176,9 +176,13 @@ def _gathered(
     return data, np.cumsum(counts), counts
 
 
-HOLDING_BLOCK = 2_048
-"""Keys `holding_in_order` tests at once (a guess: about 40 KiB of names,
-whose positions take 320 KiB as 64-bit numbers)."""
+HOLDING_BLOCK = 1_024
+"""Keys `holding_in_order` tests at once: about 25 KiB of names, whose
+positions take 200 KiB as 64-bit numbers, under what glibc maps alone
+(medians of 21 on the kernel's owners `pt1`, `smemload`, `rio_dbell`,
+`dev`: 4,096 keys faulted in 190-1,240 pages and took 2.7-9.8 ms, 2,048
+170-300 pages, 1,024 none but for 120 on `smemload`, 2.6-5.6 ms; 512
+none, and slower again)."""
 
 
 def holding_in_order(
@@ -196,7 +200,7 @@ def holding_in_order(
         # Block by block: a block's gathered bytes and positions stay under
         # the size glibc maps alone (`allocator.configure`), whose fresh
         # pages a first touch faults in (on the kernel's `pt1` owners,
-        # 13,820 containers: 8.8 ms at once, 4 a block at a time).
+        # 13,820 containers: 7.8 ms at once, 4.3 a block at a time).
         return np.concatenate(
             [
                 holding_in_order(blob, offsets, ids[at : at + HOLDING_BLOCK], text)
