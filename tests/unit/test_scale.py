@@ -904,3 +904,16 @@ def test_merges_on_a_worker_equal_merges_here(monkeypatch: pytest.MonkeyPatch) -
         assert _table(index) == _table(here)
         for q in ["id", "Cart.", "cart.id", "ÜNÏ", "a", "zz"]:
             assert index.candidates(q, 50) == here.candidates(q, 50), q
+
+
+@pytest.mark.parametrize("n", [0, 5, 1 << 20, 3_160_000])
+def test_a_table_of_flags_is_zeroed_and_as_long_as_asked(n: int) -> None:
+    """`encoding.table`, padded to a huge-paged size from a million flags,
+    is still `n` zeroed flags, and a fresh one after flags were set."""
+    from nearsym.index.encoding import table
+
+    flags = table(n)
+    assert flags.shape == (n,) and flags.dtype == np.bool_ and not flags.any()
+    flags[::7] = True
+    again = table(n)
+    assert again.shape == (n,) and not again.any()

@@ -334,6 +334,24 @@ def intersect_sorted(small: NDArray[Any], large: NDArray[Any]) -> NDArray[Any]:
     return hit
 
 
+HUGE_PAGED = 1 << 22
+"""The size from which numpy asks the kernel to back an array with huge
+pages (`madvise`): 4 MiB."""
+
+
+def table(n: int) -> NDArray[np.bool_]:
+    """A zeroed table of `n` flags (one per entry of a segment: 3.2 million
+    on the kernel), allocated at least `HUGE_PAGED` bytes long so that its
+    fresh memory comes in huge pages, where the system allows them: the
+    kernel's marks of 172,000 entries took 2.1 ms with 772 pages faulted
+    in, 1.2 ms with 261 so (medians of 15). Under a quarter of that size a
+    table is left as it is: a huge page costs its whole zeroing at the first
+    touch of any of its bytes."""
+    size = max(n, HUGE_PAGED) if n >= HUGE_PAGED // 4 else n
+    flags: NDArray[np.bool_] = np.zeros(size, dtype=np.bool_)[:n]
+    return flags
+
+
 def sorted_unique(a: Any, universe: int = 0) -> Any:
     """`np.unique` by sorting (numpy 2's hashing `unique` is several times
     slower on these arrays); when the values are ids below `universe` and
@@ -341,7 +359,7 @@ def sorted_unique(a: Any, universe: int = 0) -> Any:
     if len(a) == 0:
         return a
     if universe and len(a) * 16 > universe:
-        marks = np.zeros(universe, dtype=np.bool_)
+        marks = table(universe)
         marks[a] = True
         return np.flatnonzero(marks).astype(a.dtype)
     a = np.sort(a)

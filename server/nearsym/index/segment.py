@@ -71,6 +71,7 @@ from nearsym.index.encoding import (
     ranges,
     slices,
     sorted_unique,
+    table,
 )
 from nearsym.index.subset import Within
 
@@ -461,10 +462,10 @@ class Segment:
             # Many candidates (a three-byte query's odd offsets: `teq` has
             # 172,000 of the Linux kernel's names): read in the shortest-first
             # order as far as the caller goes, not all sorted first.
-            table = np.zeros(len(self), dtype=bool)
+            marks = table(len(self))
             for part in found:
-                table[part] = True
-            yield from streams.whole_pieces(streams.chosen(self.by_length, table))
+                marks[part] = True
+            yield from streams.whole_pieces(streams.chosen(self.by_length, marks))
             return
         ids = found[0] if len(found) == 1 else sorted_unique(np.concatenate(found), len(self))
         if within is not None:
@@ -528,7 +529,7 @@ class Segment:
         if len(ids) <= WIDE_RANGE:
             yield ids[self._shortest_first(ids)]
             return
-        chosen = np.zeros(len(self), dtype=bool)
+        chosen = table(len(self))
         chosen[ids] = True
         yield from streams.chosen(self.by_length, chosen)
 
