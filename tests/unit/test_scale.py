@@ -25,6 +25,7 @@ from nearsym.core.words import is_subsequence
 from nearsym.index import retrieval as retrieval_module
 from nearsym.index.cache import Cache
 from nearsym.index.retrieval import TYPOS_BELOW, _Retrieval
+from nearsym.index.segment import Segment
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace import indexer as indexer_module
 from nearsym.workspace.config import Config
@@ -303,19 +304,29 @@ def test_racy_entries_are_not_trusted(tmp_path: Path) -> None:
     assert loaded["a.py"][1] == -1 and loaded["b.py"][1] == 1
 
 
+def _random_segment(
+    rng: random.Random, letters: str, count: int, shortest: int, longest: int
+) -> tuple[list[str], Segment]:
+    """A segment of `count` random names (fewer once repeats are dropped) of
+    `letters`, each `shortest` to `longest` long, one definition each."""
+    from nearsym.index.build import batch_from_files, from_batch
+
+    names = sorted(
+        {
+            "".join(rng.choice(letters) for _ in range(rng.randint(shortest, longest)))
+            for _ in range(count)
+        }
+    )
+    defs = FileDefs.from_symbols("python", [sym(n, "a.py", i) for i, n in enumerate(names)])
+    return names, from_batch(batch_from_files([(0, defs)]))
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_substring_candidates_miss_nothing(seed: int) -> None:
     """Trigrams are kept at even offsets only: a substring starting at an odd
     offset must still be a candidate, for every query length."""
-    from nearsym.index.build import batch_from_files, from_batch
-
     rng = random.Random(seed)
-    letters = "abcdeé_x"
-    names = sorted(
-        {"".join(rng.choice(letters) for _ in range(rng.randint(1, 14))) for _ in range(400)}
-    )
-    defs = FileDefs.from_symbols("python", [sym(n, "a.py", i) for i, n in enumerate(names)])
-    seg = from_batch(batch_from_files([(0, defs)]))
+    names, seg = _random_segment(rng, "abcdeé_x", 400, 1, 14)
     for _ in range(60):
         source = rng.choice(names)
         start = rng.randrange(len(source))
@@ -336,17 +347,10 @@ def test_many_substring_candidates_stream_in_the_same_order(
     (so a walk's budget is spent as before)."""
     from nearsym.index import segment as segment_module
     from nearsym.index import streams
-    from nearsym.index.build import batch_from_files, from_batch
     from nearsym.index.encoding import char_mask
     from nearsym.index.streams import KEY_PIECE
 
-    rng = random.Random(seed)
-    letters = "abcd_"
-    names = sorted(
-        {"".join(rng.choice(letters) for _ in range(rng.randint(2, 12))) for _ in range(20_000)}
-    )
-    defs = FileDefs.from_symbols("python", [sym(n, "a.py", i) for i, n in enumerate(names)])
-    seg = from_batch(batch_from_files([(0, defs)]))
+    _, seg = _random_segment(random.Random(seed), "abcd_", 20_000, 2, 12)
     queries = [b"abc", b"a_b", b"dab", b"cc_", b"abcd", b"d_"]
     sorted_first = {q: [c.tolist() for c in seg.containing(q)] for q in queries}
     monkeypatch.setattr(segment_module, "WIDE_RANGE", 0)

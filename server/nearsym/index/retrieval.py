@@ -441,8 +441,7 @@ class _Retrieval:
         allowed: list[NDArray[np.bool_]] | None = None,
         narrow: where.Narrow | None = None,
     ) -> list[Symbol]:
-        # A segment's rows of every spelling are built in one call.
-        by_seg: dict[int, list[NDArray[np.uint32]]] = {}
+        found: list[tuple[int, NDArray[np.uint32]]] = []
         for s_no, e in group:
             seg = self.segs[s_no]
             rows = seg.rows_of(e)
@@ -450,12 +449,20 @@ class _Retrieval:
                 rows = rows[allowed[s_no][seg.conts(rows)]]
             if narrow is not None and len(rows):
                 rows = rows[narrow(seg, rows, self.path_of)]
+            found.append((s_no, rows))
+        return self._built(found)
+
+    def _built(self, found: list[tuple[int, NDArray[np.uint32]]]) -> list[Symbol]:
+        """The symbols of a group's rows (per entry: its segment and rows),
+        a segment's rows built in one call, in path then position order."""
+        by_seg: dict[int, list[NDArray[np.uint32]]] = {}
+        for s_no, rows in found:
             by_seg.setdefault(s_no, []).append(rows)
         out: list[Symbol] = []
         for s_no, runs in by_seg.items():
             rows = runs[0] if len(runs) == 1 else np.concatenate(runs)
             out.extend(self.index.materialize(self.segs[s_no], rows))
-        if len(group) > 1:  # no two rows share a file and position
+        if len(found) > 1:  # no two rows share a file and position
             out.sort(key=lambda s: (s.path, s.span.line, s.span.col))
         return out
 
@@ -465,7 +472,7 @@ class _Retrieval:
         found = [(s_no, segs[s_no].rows_of(e)) for s_no, e in group]
         if sum(len(rows) for _, rows in found) <= SMALL_GROUP:
             # Few rows (`DSA_T` and `dsa_t`): all built and sorted as symbols.
-            return self._group_rows(group)[: max(0, limit)]
+            return self._built(found)[: max(0, limit)]
         parts: list[tuple[int, NDArray[np.uint32]]] = []
         paths: list[str] = []
         ranks_in: list[NDArray[np.int64]] = []
