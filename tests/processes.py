@@ -15,7 +15,11 @@ def running(pid: int) -> bool:
 
 
 def children(parent: int) -> dict[int, bytes]:
-    """Live child processes of `parent`, with their command lines."""
+    """Live child processes of `parent`, with their command lines.
+
+    A process that is exiting has released its memory before it turns
+    zombie, and its command line reads empty in that window: it is not
+    counted (a live process always has at least its argv[0])."""
     found = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -27,7 +31,7 @@ def children(parent: int) -> dict[int, bytes]:
                 command = f.read()
         except OSError:
             continue
-        if int(fields[1]) == parent and fields[0] != "Z":
+        if int(fields[1]) == parent and fields[0] not in "ZX" and command:
             found[int(entry)] = command
     return found
 
