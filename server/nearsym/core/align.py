@@ -42,10 +42,13 @@ positions together, in numpy:
     raw      = max_j score[j] at the last level, less the tail
 
 (`score'` is the level before.) Both gap costs are linear in the distance
-(or flat), so the best gap predecessor is a running maximum, and a level costs a few
-passes over the matrix instead of a quadratic search. Ties are broken to
-the left: the leftmost best gap predecessor, the gap over an equal run, the
-leftmost best end; the positions of `explain()` follow the same choices.
+(or flat), so the best gap predecessor is a running maximum, and a level
+costs a few passes over the matrix instead of a quadratic search. Each
+level holds only the columns its character can take in a whole alignment
+(the band: `i` characters before it, `m - 1 - i` after), `width - m + 1`
+of them. Ties are broken to the left: the leftmost best gap predecessor,
+the gap over an equal run, the leftmost best end; the positions of
+`explain()` follow the same choices.
 
 One programme serves every caller: the rerank aligns its whole pool at
 once; one name is a matrix of one row. A name longer than `WIDE` is
@@ -221,29 +224,27 @@ def _by_width(rows: list[int], names: Sequence[str]) -> list[list[int]]:
     return [at[:k].tolist(), at[k:].tolist()]
 
 
-def _leftmost_best_before(
-    value: NDArray[np.float32], columns: NDArray[np.int64]
-) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
-    """Per cell j of each row, the leftmost k <= j - 2 with the greatest
-    `value` (0 where there is none), and whether there is one. Only
+def _leftmost_best_before(value: NDArray[np.float32]) -> NDArray[np.int64]:
+    """Per cell t of each row, the leftmost t' < t with the greatest `value`
+    (0 where there is none, as at t = 0, whose gap is -inf anyway). Only
     `explain()`'s positions need where the best lies; the scores need only
     its value, a running maximum."""
     running = np.maximum.accumulate(value, axis=1)
     before = np.full_like(running, _NEG)
     before[:, 1:] = running[:, :-1]
+    columns = np.arange(value.shape[1], dtype=np.int64)
     lead = np.maximum.accumulate(np.where(value > before, columns, -1), axis=1)
-    k = np.full_like(lead, -1)
-    k[:, 2:] = lead[:, :-2]
-    has = k >= 0
-    return np.where(has, k, 0), has
+    k = np.zeros_like(lead)
+    k[:, 1:] = np.maximum(lead[:, :-1], 0)
+    return k
 
 
-def _shifted_running_max(value: NDArray[np.float32]) -> NDArray[np.float32]:
-    """Per cell j of each row, the greatest `value` over k <= j - 2 (-inf
-    where there is none)."""
+def _running_max_before(value: NDArray[np.float32]) -> NDArray[np.float32]:
+    """Per cell t of each row, the greatest `value` over t' < t (-inf where
+    there is none)."""
     out = np.full_like(value, _NEG)
-    if value.shape[1] > 2:
-        np.maximum.accumulate(value[:, :-2], axis=1, out=out[:, 2:])
+    if value.shape[1] > 1:
+        np.maximum.accumulate(value[:, :-1], axis=1, out=out[:, 1:])
     return out
 
 
@@ -255,12 +256,22 @@ def _align_rows(
     # A narrow matrix pads with 0: a query holding NUL needs a wide one.
     chars, lengths = name_matrix(names, narrow="\0" not in typed)
     narrow = chars.dtype == np.uint8
+    width = chars.shape[1]
+    tail = np.minimum(TAIL_CAP, TAIL * np.maximum(0, lengths - m))
+    # Query character i can only land on columns i .. i + band - 1 of a
+    # whole alignment (i characters before it, m - 1 - i after), so each
+    # level holds only those: cell t of level i is column i + t. The run
+    # predecessor of cell t is then cell t of the level before, and a gap's
+    # (columns k <= j - 2) the cells t' < t.
+    band = width - m + 1
+    if band <= 0:  # no name is long enough to hold the query
+        none = np.zeros(len(names))
+        return none, tail, np.zeros(len(names), dtype=np.bool_), [()] * len(names)
     folded = np.where((chars >= 65) & (chars <= 90), chars + 32, chars).astype(chars.dtype)
     wide_rows = [] if narrow else np.flatnonzero((chars >= 128).any(axis=1)).tolist()
     if wide_rows:  # Unicode's lower case (`fold` keeps the length)
         wide, _ = name_matrix([fold(names[r]) for r in wide_rows], narrow=False)
         folded[wide_rows, : wide.shape[1]] = wide
-    width = chars.shape[1]
     # (Cells past a name's end match no query character, so what they
     # would earn never counts.) Points are counted in `UNIT`s as whole
     # numbers in float32 (exact, and half the memory of float64).
@@ -269,11 +280,12 @@ def _align_rows(
     bases[:, 0] = _START
     smart = smart_case and typed != query
 
-    def equal(matrix: NDArray[np.generic], char: str) -> NDArray[np.bool_]:
-        code = ord(char)
+    def equal(i: int) -> NDArray[np.bool_]:
+        """Where query character i is at level i's columns."""
+        code = ord(query[i])
         if narrow and code > 127:  # no ASCII name holds it
-            return np.zeros(matrix.shape, dtype=np.bool_)
-        found: NDArray[np.bool_] = matrix == code
+            return np.zeros((len(names), band), dtype=np.bool_)
+        found: NDArray[np.bool_] = folded[:, i : i + band] == code
         return found
 
     columns = np.arange(width, dtype=np.int64)
@@ -283,51 +295,50 @@ def _align_rows(
     extend_at = (_EXTEND * columns).astype(np.float32)
     gap_cost = (_OPEN + _EXTEND * (columns - 2)).astype(np.float32)
     mismatched_bases = bases - _CASE
-    no_mismatch = np.zeros(chars.shape, dtype=np.bool_)
-
-    def landing(i: int) -> tuple[NDArray[np.float32], NDArray[np.bool_]]:
-        if smart:
-            mismatch = ~equal(chars, typed[i])
-            return np.where(mismatch, mismatched_bases, bases), mismatch
-        return bases, no_mismatch
-
-    here, _ = landing(0)
-    scores = np.where(equal(folded, query[0]), here, _NEG)
     # What the next character earns by continuing the run ending here: a
     # run begun on a word start keeps earning the word's points (`add` hits
     # `add_task` as well as the initials of `AttributeDocumenterDirective`).
-    fresh = np.maximum(_RUN, np.minimum(bases, _CARRY))
-    carry = fresh
+    fresh_all = np.maximum(_RUN, np.minimum(bases, _CARRY))
+
+    def landing(i: int) -> tuple[NDArray[np.float32], NDArray[np.bool_] | None]:
+        at = slice(i, i + band)
+        if smart:
+            code = ord(typed[i])
+            mismatch = (chars[:, at] != code) if code <= 127 or not narrow else None
+            if mismatch is None:
+                mismatch = np.ones((len(names), band), dtype=np.bool_)
+            return np.where(mismatch, mismatched_bases[:, at], bases[:, at]), mismatch
+        return bases[:, at], None
+
+    here, _ = landing(0)
+    scores = np.where(equal(0), here, _NEG)
+    carry = fresh_all[:, :band]
     choices: list[tuple[NDArray[np.bool_], NDArray[np.int64]]] = []
     for i in range(1, m):
+        at = slice(i, i + band)
         here, mismatch = landing(i)
-        value = scores + extend_at
-        gap = _shifted_running_max(value) + here - gap_cost
+        value = scores + extend_at[i - 1 : i - 1 + band]
+        gap = _running_max_before(value) + here - gap_cost[at]
         # A gap that lands on a word start costs `GAP_TO_WORD` whatever its
         # length: its predecessor is the best score over k <= j - 2.
-        to_word = np.where(starts, _shifted_running_max(scores) + here - _TO_WORD, _NEG)
+        to_word = np.where(starts[:, at], _running_max_before(scores) + here - _TO_WORD, _NEG)
         better = to_word > gap
         gap = np.where(better, to_word, gap)
-        if trace:
-            kk, _ = _leftmost_best_before(value, columns)
-            kwk, _ = _leftmost_best_before(scores, columns)
-            kk = np.where(better, kwk, kk)
-        # The run predecessor: the alignment ending at j - 1.
-        previous = np.full_like(scores, _NEG)
-        previous[:, 1:] = scores[:, :-1]
-        carried = np.full_like(carry, _RUN)
-        carried[:, 1:] = carry[:, :-1]
-        run_points = np.where(mismatch, carried - _CASE, carried) if smart else carried
-        run = previous + np.maximum(run_points, here)
+        if trace:  # absolute columns: cell t' of level i - 1 is column i - 1 + t'
+            kk = np.where(better, _leftmost_best_before(scores), _leftmost_best_before(value))
+            kk += i - 1
+        # The run predecessor: the alignment ending at j - 1 (cell t of the
+        # level before), which carries what its run earns.
+        run_points = np.where(mismatch, carry - _CASE, carry) if mismatch is not None else carry
+        run = scores + np.maximum(run_points, here)
         is_run = run > gap
-        scores = np.where(equal(folded, query[i]), np.where(is_run, run, gap), _NEG)
-        carry = np.where(is_run, carried, fresh)
+        scores = np.where(equal(i), np.where(is_run, run, gap), _NEG)
+        carry = np.where(is_run, carry, fresh_all[:, at])
         if trace:
             choices.append((is_run, kk))
     best_points = scores.max(axis=1)
     ok = best_points != _NEG
     best_raw = best_points.astype(np.float64) / UNIT
-    tail = np.minimum(TAIL_CAP, TAIL * np.maximum(0, lengths - m))
     where: list[tuple[int, ...]] = []
     if trace:
         ends = scores.argmax(axis=1).tolist()  # the leftmost best end
@@ -335,9 +346,10 @@ def _align_rows(
             if not ok[row]:
                 where.append(())
                 continue
-            path = [end]
-            for is_run, kk in reversed(choices):
+            path = [end + m - 1]
+            for level, (is_run, kk) in zip(range(m - 1, 0, -1), reversed(choices), strict=True):
                 j = path[-1]
-                path.append(j - 1 if is_run[row, j] else int(kk[row, j]))
+                t = j - level
+                path.append(j - 1 if is_run[row, t] else int(kk[row, t]))
             where.append(tuple(reversed(path)))
     return np.where(ok, best_raw - tail, 0.0), tail, ok, where
