@@ -25,7 +25,7 @@ from nearsym.index.keys import KeyCheck, Subsequence, Substring, merged_keys
 from nearsym.index.retrieval import _Retrieval
 from nearsym.index.segment import Segment
 from nearsym.index.store import SymbolIndex
-from nearsym.index.subset import Starting, shared_start
+from nearsym.index.subset import Starting, exact_many, shared_start
 
 from .helpers import sym
 
@@ -118,6 +118,35 @@ def test_span_look_ups_are_the_segments_exact_look_ups(seed: int) -> None:
                     want = seg.exact(key, among)
                     got = span.exact(key)
                     assert list(got) == list(want), (start, key, small)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_many_keys_bisected_at_once_are_the_segments_exact_look_ups(seed: int) -> None:
+    """`exact_many` (every key's bisection in one) finds what `Segment.exact`
+    finds, key by key: keys present, absent, prefixes and extensions of
+    present ones, non-ASCII, with a NUL, empty; in whole and partial spans."""
+    rng = random.Random(seed)
+    index = _names_index(rng)
+    index.replace_file(
+        "u/m.go",
+        [
+            sym(n, "u/m.go", line=i)
+            for i, n in enumerate(["Äpfel", "äpfelx", "a\x00b", "a\x00", "a", "ab"])
+        ],
+    )
+    for seg in index.segments:
+        present = [seg.key(e) for e in range(len(seg))]
+        keys = present + [k[:-1] for k in present] + [k + b"a" for k in present]
+        keys += [b"", b"\x00", b"a\x00", b"\xff", b"zzz", "äpfel".encode(), b"r" * 40]
+        rng.shuffle(keys)
+        spans = []
+        for k in keys:
+            cut = rng.randint(0, len(k))
+            spans.append(seg.starting(k[:cut]) if rng.random() < 0.7 else range(len(seg)))
+        got = exact_many(seg, keys, spans)
+        assert [list(r) for r in got] == [
+            list(seg.exact(k, s)) for k, s in zip(keys, spans, strict=True)
+        ]
 
 
 @pytest.mark.parametrize("seed", range(8))

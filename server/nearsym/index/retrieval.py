@@ -64,7 +64,7 @@ from nearsym.index import where
 from nearsym.index.encoding import U32, char_mask, holding_in_order
 from nearsym.index.keys import KeyCheck, Subsequence, Substring, merged_keys
 from nearsym.index.segment import Segment
-from nearsym.index.subset import Starting, Within, shared_start
+from nearsym.index.subset import Starting, Within, exact_many, shared_start
 
 VERIFY_BUDGET = 8_000
 """Names a query may test in the substring and subsequence tiers."""
@@ -312,6 +312,8 @@ class _Retrieval:
         # A variant shares its start with the query: it is searched among the
         # names starting so (a few, for an edit late in a long query).
         among: dict[tuple[int, int], Starting] = {}
+        # Variants among long spans are bisected together, per segment.
+        long: list[tuple[list[bytes], list[range]]] = [([], []) for _ in self.segs]
         for variant in variants(text):
             key = _bytes(variant)
             kept = shared_start(key, typed)
@@ -319,8 +321,15 @@ class _Retrieval:
                 span = among.get((s_no, kept))
                 if span is None:
                     span = among[s_no, kept] = Starting(seg, seg.starting(typed[:kept]))
-                if r := span.exact(key):
+                if span.keys is None:
+                    long[s_no][0].append(key)
+                    long[s_no][1].append(span.span)
+                elif r := span.exact(key):
                     found.append((s_no, seg, [np.arange(r.start, r.stop, dtype=np.uint32)]))
+        for s_no, (keys, spans) in enumerate(long):
+            for r in exact_many(self.segs[s_no], keys, spans):
+                if r:
+                    found.append((s_no, self.segs[s_no], [np.arange(r.start, r.stop, dtype=U32)]))
         found.sort(key=lambda f: (f[1].key(int(f[2][0][0])), f[0]))
         out: list[Symbol] = []
         for group in _groups(merged_keys(found)):

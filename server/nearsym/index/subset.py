@@ -125,3 +125,47 @@ class Starting:
         while hi < end and seg.key(hi) == key:
             hi += 1
         return range(lo, hi)
+
+
+def exact_many(seg: Keys, keys: list[bytes], spans: list[range]) -> list[range]:
+    """The entries of `seg` equal to each of `keys`, each searched in its
+    span (as `Starting.exact` without a dict): one bisection for all the
+    keys at once, in numpy. The typo fallback's hundreds of variants whose
+    spans are long otherwise bisect one by one, `Segment.key` a slice per
+    step (measured on the Linux kernel: 314 bisections in 6 ms for
+    `mmmxbf_lmu`)."""
+    n = len(keys)
+    if not n:
+        return []
+    # Bytes compared as int16 with -1 past a key's end: a key that ends
+    # first is the smaller (as `bytes` compare). A segment key read to one
+    # byte more than the longest of `keys` decides every comparison.
+    width = max(len(k) for k in keys) + 1
+    want = np.full((n, width), -1, dtype=np.int16)
+    for r, k in enumerate(keys):
+        want[r, : len(k)] = np.frombuffer(k, dtype=np.uint8)
+    blob = np.frombuffer(seg.lower, dtype=np.uint8)
+    off = seg.lo_off
+    lo = np.fromiter((s.start for s in spans), dtype=np.int64, count=n)
+    hi = np.fromiter((s.stop for s in spans), dtype=np.int64, count=n)
+    cols = np.arange(width, dtype=np.int64)
+    rows = np.arange(n)
+    end = np.int16(-1)
+    while (live := lo < hi).any():  # bisect_left: the first entry not below its key
+        mid = np.where(live, (lo + hi) // 2, 0)
+        start = off[mid].astype(np.int64) + 1
+        length = off[mid + 1].astype(np.int64) - start
+        at = np.minimum(start[:, None] + cols, len(blob) - 1)
+        got = np.where(cols < length[:, None], blob[at].astype(np.int16), end)
+        differ = got != want
+        first = differ.argmax(axis=1)
+        below = differ[rows, first] & (got[rows, first] < want[rows, first])
+        lo = np.where(live & below, mid + 1, lo)
+        hi = np.where(live & ~below, mid, hi)
+    out: list[range] = []
+    for k, first_at, span in zip(keys, lo.tolist(), spans, strict=True):
+        last = first_at
+        while last < span.stop and seg.key(last) == k:  # equal keys are adjacent
+            last += 1
+        out.append(range(first_at, last))
+    return out
