@@ -299,6 +299,7 @@ def _align_rows(
     # run begun on a word start keeps earning the word's points (`add` hits
     # `add_task` as well as the initials of `AttributeDocumenterDirective`).
     fresh_all = np.maximum(_RUN, np.minimum(bases, _CARRY))
+    inside = ~starts  # cells a gap to a word start cannot land on
 
     def landing(i: int) -> tuple[NDArray[np.float32], NDArray[np.bool_] | None]:
         at = slice(i, i + band)
@@ -318,15 +319,21 @@ def _align_rows(
         at = slice(i, i + band)
         here, mismatch = landing(i)
         value = scores + extend_at[i - 1 : i - 1 + band]
-        gap = _running_max_before(value) + here - gap_cost[at]
+        gap = _running_max_before(value)
+        gap += here
+        gap -= gap_cost[at]
         # A gap that lands on a word start costs `GAP_TO_WORD` whatever its
         # length: its predecessor is the best score over k <= j - 2.
-        to_word = np.where(starts[:, at], _running_max_before(scores) + here - _TO_WORD, _NEG)
-        better = to_word > gap
-        gap = np.where(better, to_word, gap)
+        to_word = _running_max_before(scores)
+        to_word += here - _TO_WORD if _TO_WORD else here
+        np.copyto(to_word, _NEG, where=inside[:, at])
         if trace:  # absolute columns: cell t' of level i - 1 is column i - 1 + t'
+            better = to_word > gap
             kk = np.where(better, _leftmost_best_before(scores), _leftmost_best_before(value))
             kk += i - 1
+            np.copyto(gap, to_word, where=better)
+        else:  # the same values: where the two are equal, either is the gap
+            np.maximum(gap, to_word, out=gap)
         # The run predecessor: the alignment ending at j - 1 (cell t of the
         # level before), which carries what its run earns.
         run_points = np.where(mismatch, carry - _CASE, carry) if mismatch is not None else carry
