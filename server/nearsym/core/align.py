@@ -280,12 +280,12 @@ def _align_rows(
     bases[:, 0] = _START
     smart = smart_case and typed != query
 
-    def equal(i: int) -> NDArray[np.bool_]:
-        """Where query character i is at level i's columns."""
-        code = ord(query[i])
+    def equal(matrix: NDArray[np.generic], i: int, char: str) -> NDArray[np.bool_]:
+        """Where `char` is in level i's columns of `matrix`."""
+        code = ord(char)
         if narrow and code > 127:  # no ASCII name holds it
             return np.zeros((len(names), band), dtype=np.bool_)
-        found: NDArray[np.bool_] = folded[:, i : i + band] == code
+        found: NDArray[np.bool_] = matrix[:, i : i + band] == code
         return found
 
     columns = np.arange(width, dtype=np.int64)
@@ -298,22 +298,19 @@ def _align_rows(
     # What the next character earns by continuing the run ending here: a
     # run begun on a word start keeps earning the word's points (`add` hits
     # `add_task` as well as the initials of `AttributeDocumenterDirective`).
-    fresh_all = np.maximum(_RUN, np.minimum(bases, _CARRY))
+    fresh = np.maximum(_RUN, np.minimum(bases, _CARRY))
     inside = ~starts  # cells a gap to a word start cannot land on
 
     def landing(i: int) -> tuple[NDArray[np.float32], NDArray[np.bool_] | None]:
         at = slice(i, i + band)
         if smart:
-            code = ord(typed[i])
-            mismatch = (chars[:, at] != code) if code <= 127 or not narrow else None
-            if mismatch is None:
-                mismatch = np.ones((len(names), band), dtype=np.bool_)
+            mismatch = ~equal(chars, i, typed[i])
             return np.where(mismatch, mismatched_bases[:, at], bases[:, at]), mismatch
         return bases[:, at], None
 
     here, _ = landing(0)
-    scores = np.where(equal(0), here, _NEG)
-    carry = fresh_all[:, :band]
+    scores = np.where(equal(folded, 0, query[0]), here, _NEG)
+    carry = fresh[:, :band]
     choices: list[tuple[NDArray[np.bool_], NDArray[np.int64]]] = []
     for i in range(1, m):
         at = slice(i, i + band)
@@ -325,7 +322,9 @@ def _align_rows(
         # A gap that lands on a word start costs `GAP_TO_WORD` whatever its
         # length: its predecessor is the best score over k <= j - 2.
         to_word = _running_max_before(scores)
-        to_word += here - _TO_WORD if _TO_WORD else here
+        to_word += here
+        if _TO_WORD:
+            to_word -= _TO_WORD
         np.copyto(to_word, _NEG, where=inside[:, at])
         if trace:  # absolute columns: cell t' of level i - 1 is column i - 1 + t'
             better = to_word > gap
@@ -339,8 +338,8 @@ def _align_rows(
         run_points = np.where(mismatch, carry - _CASE, carry) if mismatch is not None else carry
         run = scores + np.maximum(run_points, here)
         is_run = run > gap
-        scores = np.where(equal(i), np.where(is_run, run, gap), _NEG)
-        carry = np.where(is_run, carry, fresh_all[:, at])
+        scores = np.where(equal(folded, i, query[i]), np.where(is_run, run, gap), _NEG)
+        carry = np.where(is_run, carry, fresh[:, at])
         if trace:
             choices.append((is_run, kk))
     best_points = scores.max(axis=1)

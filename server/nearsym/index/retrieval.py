@@ -307,13 +307,13 @@ class _Retrieval:
         """Up to `room` definitions whose names are one edit from `text`
         (`typos`), not already in `pool`, by name then path and position."""
         taken = {(s.path, s.span, s.name) for s in pool}
-        found: list[tuple[int, Segment, list[NDArray[np.uint32]]]] = []
         typed = _bytes(text)
         # A variant shares its start with the query: it is searched among the
         # names starting so (a few, for an edit late in a long query).
         among: dict[tuple[int, int], Starting] = {}
         # Variants among long spans are bisected together, per segment.
         long: list[tuple[list[bytes], list[range]]] = [([], []) for _ in self.segs]
+        hits: list[tuple[int, range]] = []
         for variant in variants(text):
             key = _bytes(variant)
             kept = shared_start(key, typed)
@@ -324,12 +324,12 @@ class _Retrieval:
                 if span.keys is None:
                     long[s_no][0].append(key)
                     long[s_no][1].append(span.span)
-                elif r := span.exact(key):
-                    found.append((s_no, seg, [np.arange(r.start, r.stop, dtype=np.uint32)]))
+                else:
+                    hits.append((s_no, span.exact(key)))
         for s_no, (keys, spans) in enumerate(long):
-            for r in exact_many(self.segs[s_no], keys, spans):
-                if r:
-                    found.append((s_no, self.segs[s_no], [np.arange(r.start, r.stop, dtype=U32)]))
+            hits.extend((s_no, r) for r in exact_many(self.segs[s_no], keys, spans))
+        segs = self.segs
+        found = [(s, segs[s], [np.arange(r.start, r.stop, dtype=U32)]) for s, r in hits if r]
         found.sort(key=lambda f: (f[1].key(int(f[2][0][0])), f[0]))
         out: list[Symbol] = []
         for group in _groups(merged_keys(found)):

@@ -13,7 +13,6 @@ as the query does (`Starting`), a few for an edit late in a long query.
 
 from __future__ import annotations
 
-import bisect
 from typing import Any, Protocol
 
 import numpy as np
@@ -97,8 +96,8 @@ dozen times (measured: 1,369 variants of an 18-letter query bisected in
 class Starting:
     """The entries of a segment that start alike (`Segment.starting`), for
     exact look-ups: `Segment.exact(key, among)` as a dict of the span's
-    keys when it is small (`SMALL_SPAN`), else one bisection and a step
-    past the equal keys."""
+    keys when it is small (`SMALL_SPAN`), else a bisection (`exact_many`,
+    which the typo fallback calls once for all its keys of long spans)."""
 
     __slots__ = ("keys", "seg", "span")
 
@@ -119,12 +118,7 @@ class Starting:
         """The entries of the span equal to `key` (empty when none)."""
         if self.keys is not None:
             return self.keys.get(key, range(0))
-        seg, end = self.seg, self.span.stop
-        lo = bisect.bisect_left(seg, key, self.span.start, end)
-        hi = lo
-        while hi < end and seg.key(hi) == key:
-            hi += 1
-        return range(lo, hi)
+        return exact_many(self.seg, [key], [self.span])[0]
 
 
 def exact_many(seg: Keys, keys: list[bytes], spans: list[range]) -> list[range]:
