@@ -154,3 +154,31 @@ def test_max_file_bytes_must_be_positive_on_the_command_line(tmp_path: Path, val
         text=True,
     )
     assert done.returncode == 2 and "--max-file-bytes" in done.stderr
+
+
+def test_a_written_snapshot_is_not_kept_by_the_writer(tmp_path: Path) -> None:
+    """The writer thread lets go of a snapshot once it is on disk: its
+    parts (tens of MB on a large tree) must not stay resident until the
+    next write comes."""
+    import gc
+    import marshal
+    import weakref
+
+    import numpy as np
+
+    cache = Cache(str(tmp_path), str(tmp_path / "c"), index_key(Config()))
+    column = np.arange(100_000, dtype=np.uint32)
+    alive = weakref.ref(column)
+    parts = {
+        "entry:<u4": memoryview(column).cast("B"),  # a view, as `Segment.to_parts` hands over
+        "files": marshal.dumps((["a.py"], [1], [1_000_000_000])),
+    }
+    cache.store_snapshot(parts)
+    del parts, column
+    cache.flush()
+    gc.collect()
+    assert alive() is None
+    stored = cache.load_snapshot()
+    assert stored is not None
+    assert np.array_equal(np.frombuffer(stored["entry:<u4"], dtype=np.uint32), np.arange(100_000))
+    cache.close()
