@@ -8,6 +8,14 @@ things keep that from costing later:
   collections that the per-query garbage triggers no longer walk them:
   measured on the Linux kernel, it takes the in-process p99 from about 100
   ms to about 60.
+- The interpreter's type cache (4,096 slots, hashed by the name's
+  address) holds a reference to the name of every attribute lookup it
+  caches. Names made at run time (the unpickler's `_ResultItem` and
+  `accumulate` for each result a pool worker sends back) stay alive
+  there, one here and one there among the index's garbage, each keeping
+  a 1 MiB allocator arena from being returned: `sys._clear_type_cache()`
+  lets go of them. Measured on the Linux kernel's cold server, 15 s after
+  its index: 91 arenas -> 72, PSS 403-406 MiB (four runs) -> 385 MiB.
 - glibc keeps freed heap pages for reuse; `malloc_trim(0)` hands them back,
   so resident memory reflects the index and not its construction.
 - `configure()` (at server start) makes glibc map every block over 256 KiB
@@ -22,6 +30,7 @@ import ctypes
 import ctypes.util
 import gc
 import logging
+import sys
 
 log = logging.getLogger(__name__)
 
@@ -46,11 +55,13 @@ def resume_collector() -> None:
 
 
 def settle() -> None:
-    """Collect, freeze the survivors, and return free heap to the system."""
+    """Drop the type cache's names, collect, freeze the survivors, and
+    return free heap to the system."""
     global _start_up_frozen
     if _start_up_frozen:
         gc.unfreeze()
         _start_up_frozen = False
+    sys._clear_type_cache()
     gc.collect()
     gc.freeze()
     trim()
