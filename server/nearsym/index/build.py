@@ -30,6 +30,7 @@ from nearsym.index.encoding import (
     sorted_unique,
     trigrams,
 )
+from nearsym.index.filetable import Paths
 from nearsym.index.segment import Segment
 
 
@@ -390,7 +391,7 @@ def from_batch(batch: RowBatch) -> Segment:
     )
 
 
-def merge(segments: Sequence[Segment], path_of: Sequence[str | None]) -> Segment:
+def merge(segments: Sequence[Segment], path_of: Paths) -> Segment:
     """One segment holding the live files of `segments`, files in path
     order. Rows are moved as columns; only distinct names and containers
     are touched one by one."""

@@ -106,6 +106,8 @@ class Rows(Protocol):
 
     def file_path(self, fid: int) -> str: ...
 
+    def file_paths(self, fids: NDArray[np.uint32]) -> list[str]: ...
+
     def symbols_of(self, path: str) -> tuple[Symbol, ...]: ...
 
     def materialize(self, seg: Segment, rows: NDArray[np.uint32]) -> list[Symbol]: ...
@@ -180,8 +182,7 @@ class _Retrieval:
 
     def paths_of(self, seg: Segment) -> list[str]:
         """The relative paths of `seg`'s files, in its file order."""
-        file_path = self.index.file_path
-        return [file_path(f) for f in seg.file_ids.tolist()]
+        return self.index.file_paths(seg.file_ids)
 
     def members(self, owners: where.Owners) -> list[Symbol]:
         """Every definition whose container `owners` marks (per segment)."""

@@ -33,6 +33,7 @@ from nearsym.core.model import Kind, Span, Symbol
 from nearsym.core.query import Query
 from nearsym.index import build, retrieval
 from nearsym.index.encoding import sorted_unique
+from nearsym.index.filetable import FileTable, Paths
 from nearsym.index.mentions import MentionCounts, name_keys
 from nearsym.index.segment import Segment
 
@@ -53,6 +54,41 @@ MERGE_ELSEWHERE_ROWS = 100_000
 """Live rows from which a cold index's merge runs in the `merger`."""
 
 
+class _Owners:
+    """The segment holding each file's live rows, by file id: a list, not
+    a dict, whose keys would be an int object per file, made during a cold
+    index one here and one there among its garbage (on the Linux kernel's
+    cold server they were most of what 40 nearly empty allocator arenas
+    held)."""
+
+    __slots__ = ("_by_fid",)
+
+    def __init__(self) -> None:
+        self._by_fid: list[Segment | None] = []
+
+    def get(self, fid: int) -> Segment | None:
+        by_fid = self._by_fid
+        return by_fid[fid] if 0 <= fid < len(by_fid) else None
+
+    def __contains__(self, fid: int) -> bool:
+        return self.get(fid) is not None
+
+    def __setitem__(self, fid: int, segment: Segment) -> None:
+        by_fid = self._by_fid
+        if fid >= len(by_fid):
+            by_fid.extend([None] * (fid + 1 - len(by_fid)))
+        by_fid[fid] = segment
+
+    def pop(self, fid: int) -> Segment | None:
+        segment = self.get(fid)
+        if segment is not None:
+            self._by_fid[fid] = None
+        return segment
+
+    def fids(self) -> list[int]:
+        return [f for f, s in enumerate(self._by_fid) if s is not None]
+
+
 class SymbolIndex:
     """Definitions of one workspace folder, replaceable a file at a time.
 
@@ -62,9 +98,8 @@ class SymbolIndex:
 
     def __init__(self, root: str) -> None:
         self.root = root
-        self._paths: list[str | None] = []
-        self._fid: dict[str, int] = {}
-        self._owner: dict[int, Segment] = {}
+        self._files = FileTable()
+        self._owner = _Owners()
         self._segments: list[Segment] = []
         self._count = 0
         self.bulk = False
@@ -83,12 +118,13 @@ class SymbolIndex:
         return self._count
 
     def __contains__(self, path: str) -> bool:
-        fid = self._fid.get(path)
+        fid = self._files.get(path)
         return fid is not None and fid in self._owner
 
     @property
     def files(self) -> list[str]:
-        return [p for f in self._owner if (p := self._paths[f]) is not None]
+        paths = self._files.all()
+        return [paths[f] for f in self._owner.fids()]
 
     @property
     def segments(self) -> list[Segment]:
@@ -100,25 +136,19 @@ class SymbolIndex:
         return sum(s.nbytes() for s in self._segments) + self.mentions.nbytes
 
     def _file_id(self, path: str) -> int:
-        fid = self._fid.get(path)
-        if fid is None:
-            fid = self._fid[path] = len(self._paths)
-            self._paths.append(path)
-        return fid
+        return self._files.id_of(path)
 
     def reserve(self, paths: Iterable[str]) -> None:
         """Number `paths` in the file table now (a cold index calls this
-        right after its walk). The table's strings and ids live as long as
-        the index; made now, they sit together in memory, instead of one
-        here and there among the parse results' garbage, where each would
-        keep a whole allocator arena of that garbage from being returned
-        (measured on the Linux kernel: 98 arenas of 1 MiB for 18 MB of live
-        objects when they were made during the parse)."""
-        for path in paths:
-            self._file_id(path)
+        right after its walk), into the table's blob (`filetable`): the
+        walk's strings are not kept. Ids made during the parse, one here and
+        one there among the parse results' garbage, each kept a whole
+        allocator arena of that garbage from being returned (measured on the
+        Linux kernel: 98 arenas of 1 MiB for 18 MB of live objects)."""
+        self._files.extend(paths)
 
     def symbols_of(self, path: str) -> tuple[Symbol, ...]:
-        fid = self._fid.get(path)
+        fid = self._files.get(path)
         seg = self._owner.get(fid) if fid is not None else None
         if seg is None or fid is None:
             return ()
@@ -127,7 +157,7 @@ class SymbolIndex:
 
     def definition_count(self, path: str) -> int:
         """How many definitions `path` holds, without building them."""
-        fid = self._fid.get(path)
+        fid = self._files.get(path)
         seg = self._owner.get(fid) if fid is not None else None
         if seg is None or fid is None:
             return 0
@@ -166,10 +196,10 @@ class SymbolIndex:
             self._tidy()
 
     def _drop(self, path: str) -> bool:
-        fid = self._fid.get(path)
+        fid = self._files.get(path)
         if fid is None:
             return False
-        seg = self._owner.pop(fid, None)
+        seg = self._owner.pop(fid)
         if seg is None:
             return False
         rows = seg.file_rows(fid)
@@ -202,7 +232,7 @@ class SymbolIndex:
         segs[at : at + 2] = [self._merge(segs[at], segs[at + 1])]
 
     def _merge(self, *parts: Segment) -> Segment:
-        merged = self._merged(parts, self._paths)
+        merged = self._merged(parts, self._files)
         for fid in merged.file_ids.tolist():
             self._owner[fid] = merged
         return merged
@@ -210,7 +240,7 @@ class SymbolIndex:
     def _merged(
         self,
         parts: Sequence[Segment],
-        path_of: Sequence[str | None],
+        path_of: Paths,
         meanwhile: Callable[[], None] = lambda: None,
     ) -> Segment:
         """`build.merge(parts, path_of)`, calling `meanwhile` once before it
@@ -231,8 +261,11 @@ class SymbolIndex:
             meanwhile()
             return build.merge(parts, path_of)
         inputs: MergeInput = []
+        fid_of: dict[str, int] = {}  # a path has one id, whichever segment
         for seg in parts:
-            paths = [path_of[f] for f in seg.file_ids.tolist()]
+            fids = seg.file_ids.tolist()
+            paths = [path_of[f] for f in fids]
+            fid_of.update((p, f) for p, f in zip(paths, fids, strict=True) if p is not None)
             alive = seg.alive & np.fromiter((p is not None for p in paths), bool, len(paths))
             inputs.append((seg.to_bytes(alive), [p or "" for p in paths]))
         # The merger waits on its process from a thread of its own, so
@@ -243,7 +276,7 @@ class SymbolIndex:
             meanwhile()
             try:
                 merged, order = shipped.result()
-                return Segment.from_parts(merged, [self._fid[p] for p in order])
+                return Segment.from_parts(merged, [fid_of[p] for p in order])
             except Exception as error:  # the pool broke: merge here
                 log.warning("merging in a worker failed (%s); merging here", error)
                 return build.merge(parts, path_of)
@@ -303,7 +336,7 @@ class SymbolIndex:
                 if len(parts) <= 1:
                     self.bulk = False
                     parts = []
-            paths = list(self._paths)
+            paths = self._files  # append-only: read as it is
         if not parts:
             meanwhile()
             return None
@@ -332,7 +365,7 @@ class SymbolIndex:
         if len(self._segments) != 1:
             return None
         seg = self._segments[0]
-        paths = [self._paths[int(f)] or "" for f in seg.file_ids.tolist()]
+        paths = self._files.many(seg.file_ids.tolist())
         alive = seg.alive.copy()
         sizes: list[int] = []
         mtimes: list[int] = []
@@ -355,7 +388,7 @@ class SymbolIndex:
         damaged snapshot."""
         try:
             paths, sizes, mtimes = marshal.loads(parts["files"])
-            fids = [self._file_id(p) for p in paths]
+            fids = self._files.extend(paths)
             segment = Segment.from_parts(parts, fids)
             self.mentions.install(parts)
         except (KeyError, EOFError, TypeError) as error:
@@ -379,15 +412,18 @@ class SymbolIndex:
     # -- rows -> symbols -----------------------------------------------------------
     def file_path(self, fid: int) -> str:
         """The relative path of file `fid` ("" once it is gone)."""
-        return self._paths[fid] or ""
+        return self._files[fid] if 0 <= fid < len(self._files) else ""
+
+    def file_paths(self, fids: NDArray[Any]) -> list[str]:
+        """The relative paths of files `fids` (ids this index gave)."""
+        return self._files.many(fids)
 
     def materialize(self, seg: Segment, rows: NDArray[np.uint32]) -> list[Symbol]:
         """The definitions at `rows` of `seg`, in that order."""
         if len(rows) == 0:
             return []
         files = np.searchsorted(seg.file_start, rows, side="right") - 1
-        paths = self._paths
-        path_of = [paths[f] or "" for f in seg.file_ids[files].tolist()]
+        path_of = self._files.many(seg.file_ids[files].tolist())
         names = seg.languages
         language_of = [names[n] for n in seg.file_lang[files].tolist()]
         conts = seg.conts(rows).tolist()
