@@ -152,7 +152,8 @@ class FileTable:
             elif blob[a:b] == path.encode(ENCODING, ERRORS):
                 ids.append(fid)
             else:  # another path of the same hash
-                ids.append(self._frozen_id(s, path, h) or self._id_of(path, frozen=False))
+                fid = self._frozen_id(s, path, h)
+                ids.append(self._id_of(path, frozen=False) if fid is None else fid)
         self.freeze()
         return ids
 
