@@ -32,7 +32,7 @@ path_hash = hash
 """A path's key in the hash column (a module attribute: tests make it collide)."""
 
 FREEZE_AT = 4096
-"""Recent paths from which `add` folds them into the blob."""
+"""Recent paths from which `id_of` folds them into the blob."""
 
 
 class Paths(Protocol):
@@ -55,7 +55,7 @@ class _State:
         self.starts = starts
         """Where each frozen path starts in `blob`, and one past the last."""
         self.hashes = hashes
-        """`hash()` of each frozen path, sorted; `by_hash` its id."""
+        """`path_hash` of each frozen path, sorted; `by_hash` its id."""
         self.by_hash = by_hash
         # Views for one item at a time: a NumPy scalar costs a microsecond.
         self.start = starts.data
@@ -139,9 +139,10 @@ class FileTable:
         hs = np.fromiter((path_hash(p) for p in paths), dtype=np.int64, count=len(paths))
         at = np.minimum(np.searchsorted(s.hashes, hs), len(s.hashes) - 1)
         hit = (s.hashes[at] == hs).tolist()
-        guess = s.by_hash[at].tolist()
-        ends = (s.starts[s.by_hash[at] + 1] - 1).tolist()
-        begins = s.starts[s.by_hash[at]].tolist()
+        guessed = s.by_hash[at]
+        guess = guessed.tolist()
+        begins = s.starts[guessed].tolist()
+        ends = (s.starts[guessed + 1] - 1).tolist()
         blob = s.blob
         ids = []
         for path, h, found, fid, a, b in zip(
@@ -203,7 +204,3 @@ class FileTable:
             fresh.ids[path] = len(fresh.starts) - 1 + len(fresh.recent)
             fresh.recent.append(path)
         self._state = fresh
-
-    def nbytes(self) -> int:
-        s = self._state
-        return len(s.blob) + s.starts.nbytes + s.hashes.nbytes + s.by_hash.nbytes

@@ -135,9 +135,6 @@ class SymbolIndex:
         the file table)."""
         return sum(s.nbytes() for s in self._segments) + self.mentions.nbytes
 
-    def _file_id(self, path: str) -> int:
-        return self._files.id_of(path)
-
     def reserve(self, paths: Iterable[str]) -> None:
         """Number `paths` in the file table now (a cold index calls this
         right after its walk), into the table's blob (`filetable`): the
@@ -181,7 +178,7 @@ class SymbolIndex:
         for path, defs in latest.items():
             self._drop(path)
             self.mentions.add(path, defs.mentions)
-        batch = [(self._file_id(p), d) for p, d in sorted(latest.items())]
+        batch = [(self._files.id_of(p), d) for p, d in sorted(latest.items())]
         segment = build.from_batch(build.batch_from_files(batch))
         for fid, defs in batch:
             self._owner[fid] = segment
@@ -365,7 +362,7 @@ class SymbolIndex:
         if len(self._segments) != 1:
             return None
         seg = self._segments[0]
-        paths = self._files.many(seg.file_ids.tolist())
+        paths = self._files.many(seg.file_ids)
         alive = seg.alive.copy()
         sizes: list[int] = []
         mtimes: list[int] = []
