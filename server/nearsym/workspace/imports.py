@@ -43,6 +43,13 @@ FOLLOW_DEPTH = 2
 """Imports followed: the open file's, then those of the files it imports
 (re-exports through `__init__.py` / `index.ts`). Deeper reaches most of a
 package and stops meaning anything."""
+_NO_REEXPORTS = frozenset({"go"})
+"""Languages whose imported files are not read for a second step: a Go
+package re-exports nothing, and its import names a whole folder, so the
+second step read every file of every imported package (`net/http`'s
+`server.go`: 897 files parsed, 2,417 files related, 43% of Go's library,
+1.1 s before the first answer with it open; one step: 1 file, 897
+related)."""
 MAX_READ_BYTES = 1_000_000
 BULK_LAYOUT_SECONDS = 2.0
 """Longest a layout is reused while a cold index adds files."""
@@ -151,6 +158,8 @@ class Relations:
         for _ in range(FOLLOW_DEPTH):
             nxt: list[str] = []
             for path in frontier:
+                if path != open_file and _language_of(path) in _NO_REEXPORTS:
+                    continue
                 text = source if path == open_file else None
                 for target in self._targets(path, namespaces, text):
                     if target not in seen:
@@ -192,6 +201,11 @@ class Relations:
                 for target in _resolve(ref, spec.name, rel if inside else None, layout):
                     targets.append(ns.file(target))
         return out
+
+
+def _language_of(path: str) -> str | None:
+    spec = language_for_path(path)
+    return None if spec is None else spec.name
 
 
 def _resolve(ref: ImportRef, language: str, rel: str | None, layout: _Layout) -> list[str]:
