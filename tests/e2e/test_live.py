@@ -286,3 +286,44 @@ async def test_protocol_errors_get_json_rpc_errors_and_the_server_keeps_serving(
 
 def test_fixture_is_untouched() -> None:
     assert (FIXTURE / "beta" / "registry.py").exists()
+
+
+async def test_a_large_file_opened_as_on_disk_starts_no_parse_helper(workspace: Path) -> None:
+    """An editor opens files unmodified: their symbols are the index's and
+    nothing is parsed; a buffer over `IN_PROCESS_BYTES` would otherwise
+    start a helper process (an interpreter and the grammars) on every open.
+    The first edit makes it a buffer, parsed in a helper (one per parse,
+    gone after it: the children are sampled meanwhile)."""
+    big = workspace / "app" / "generated.py"
+    big.write_text("".join(f"def generated_{n}(value):\n    return value\n\n" for n in range(3000)))
+    assert big.stat().st_size > 64 * 1024
+    client = await session(workspace, WATCHING)
+    seen: list[bytes] = []
+
+    async def sample() -> None:
+        while True:
+            seen.extend(children(client.process.pid).values())
+            await asyncio.sleep(0.005)
+
+    sampler = asyncio.ensure_future(sample())
+    try:
+        await until(client, "generated_2999", lambda found: found == ["generated_2999"])
+        seen.clear()
+        did_open(client, big, big.read_text())
+        assert await names(client, "generated_1234") == ["generated_1234"]
+        await asyncio.sleep(0.5)
+        assert [c for c in seen if b"parsehelper" in c] == []
+        client.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": big.as_uri(), "version": 2},
+                "contentChanges": [
+                    {"text": big.read_text() + "def typed_at_the_end():\n    pass\n"}
+                ],
+            },
+        )
+        assert await until(client, "typed_at_the_end", lambda f: f == ["typed_at_the_end"])
+        assert [c for c in seen if b"parsehelper" in c]
+    finally:
+        sampler.cancel()
+        assert await client.close() == 0

@@ -58,6 +58,9 @@ class Walk:
         for r in self.roots:
             (r / ".git").mkdir(parents=True)  # a repository: its .gitignores apply
         self.live = LiveWorkspace(Config())
+        self.opened: set[str] = set()
+        """Buffers open in the editor: those that stand for their file
+        (`live.buffers`) and those opened as on disk."""
         self.live.index_all(self.live.add_root(str(self.roots[0])))
 
     def files(self) -> list[Path]:
@@ -114,16 +117,23 @@ class Walk:
             live.disk_changed([(Change.CHANGED, str(folder / name))])
         elif op == "open":
             path = rng.choice(files) if files and rng.random() < 0.7 else self.any_path()
-            live.open_buffer(str(path), source(rng, path.suffix).encode())
+            if path.exists() and rng.random() < 0.5:  # as on disk: it stands aside
+                text = path.read_bytes()
+            else:
+                text = source(rng, path.suffix).encode()
+            live.open_buffer(str(path), text)
+            self.opened.add(str(path))
         elif op == "change":
-            if not live.buffers:
+            if not self.opened:
                 return "change skipped"
-            path = Path(rng.choice(sorted(live.buffers)))
+            path = Path(rng.choice(sorted(self.opened)))
             live.change_buffer(str(path), source(rng, path.suffix).encode())
         elif op == "close":
-            if not live.buffers:
+            if not self.opened:
                 return "close skipped"
-            live.close_buffer(rng.choice(sorted(live.buffers)))
+            path = Path(rng.choice(sorted(self.opened)))
+            self.opened.discard(str(path))
+            live.close_buffer(str(path))
         elif op == "add_root":
             ns = live.add_root(str(rng.choice(self.roots)))
             live.rewalk(ns)
@@ -147,3 +157,93 @@ def test_live_index_equals_a_fresh_index_after_every_step(tmp_path: Path, seed: 
                 stale = sorted(got.get(root, set()) - want[root])[:5]
                 print(root, "missing", missing, "stale", stale)
             pytest.fail(f"diverged after {history[-12:]}")
+
+
+def counted(live: LiveWorkspace) -> list[str]:
+    """The paths `live` parses as buffers, from now on."""
+    parsed: list[str] = []
+    extract = live.extract
+
+    def counting(text: bytes, language: object, root: str, rel: str) -> object:
+        parsed.append(rel)
+        return extract(text, language, root, rel)
+
+    live.extract = counting
+    return parsed
+
+
+def names_of(live: LiveWorkspace) -> set[str]:
+    return {s.name for ns in live.namespaces for s in ns.index.all_symbols()}
+
+
+def test_a_buffer_opened_as_on_disk_is_not_parsed_until_edited(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("def on_disk():\n    pass\n")
+    live = LiveWorkspace(Config())
+    live.index_all(live.add_root(str(tmp_path)))
+    parsed = counted(live)
+    path = str(tmp_path / "a.py")
+    live.open_buffer(path, (tmp_path / "a.py").read_bytes())
+    assert parsed == [] and path not in live.buffers
+    assert "on_disk" in names_of(live)
+    # The disk's changes apply to it as to any file, until it is edited.
+    (tmp_path / "a.py").write_text("def changed_on_disk():\n    pass\n")
+    live.disk_changed([(Change.CHANGED, path)])
+    assert "changed_on_disk" in names_of(live)
+    live.change_buffer(path, b"def typed():\n    pass\n")
+    assert parsed == ["a.py"] and live.buffers[path] == b"def typed():\n    pass\n"
+    assert "typed" in names_of(live) and "changed_on_disk" not in names_of(live)
+    # A text unlike the disk's is a buffer from the start.
+    live.close_buffer(path)
+    live.open_buffer(path, b"def unsaved():\n    pass\n")
+    assert parsed == ["a.py", "a.py"] and "unsaved" in names_of(live)
+
+
+def test_an_open_newer_word_wins_over_the_open(tmp_path: Path) -> None:
+    """An edit or close that came while the open was checked the disk is
+    the newer word: the open then changes nothing."""
+    (tmp_path / "a.py").write_text("def on_disk():\n    pass\n")
+    live = LiveWorkspace(Config())
+    live.index_all(live.add_root(str(tmp_path)))
+    path = str(tmp_path / "a.py")
+    live.change_buffer(path, b"def newer():\n    pass\n")
+    live.open_buffer(path, b"def older():\n    pass\n", current=lambda: False)
+    assert live.buffers[path] == b"def newer():\n    pass\n"
+    assert "newer" in names_of(live) and "older" not in names_of(live)
+
+
+def test_a_file_not_indexed_yet_is_parsed_as_a_buffer(tmp_path: Path) -> None:
+    """Opened before any index reached it (a new folder, a loose file), its
+    symbols answer at once; during a cold index (`bulk`) the walk gives
+    them, the open file's folder first."""
+    (tmp_path / "a.py").write_text("def on_disk():\n    pass\n")
+    live = LiveWorkspace(Config())
+    ns = live.add_root(str(tmp_path))
+    parsed = counted(live)
+    path = str(tmp_path / "a.py")
+    live.open_buffer(path, (tmp_path / "a.py").read_bytes())
+    assert parsed == ["a.py"] and "on_disk" in names_of(live)
+    live.close_buffer(path)
+    parsed.clear()
+    ns.index.remove_file("a.py")
+    ns.index.bulk = True
+    live.open_buffer(path, (tmp_path / "a.py").read_bytes())
+    assert parsed == [] and path not in live.buffers
+
+
+def test_an_open_buffer_is_put_back_without_a_second_parse(tmp_path: Path) -> None:
+    """A snapshot installed or a walk ended puts the open buffers back over
+    their files: from their last parse, not a new one."""
+    (tmp_path / "a.py").write_text("def on_disk():\n    pass\n")
+    live = LiveWorkspace(Config())
+    ns = live.add_root(str(tmp_path))
+    live.index_all(ns)
+    parsed = counted(live)
+    path = str(tmp_path / "a.py")
+    text = b"def in_the_buffer():\n    pass\n"
+    live.change_buffer(path, text)
+    live.rewalk(ns)
+    live.reindex_buffers(ns)
+    assert parsed == ["a.py"]
+    assert "in_the_buffer" in names_of(live) and "on_disk" not in names_of(live)
+    live.change_buffer(path, b"def edited():\n    pass\n")
+    assert parsed == ["a.py", "a.py"] and "edited" in names_of(live)

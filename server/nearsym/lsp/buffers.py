@@ -54,17 +54,36 @@ class Buffers:
         self.track = track
         """Registers a reparse a query should wait for."""
         self._pending: dict[str, asyncio.TimerHandle] = {}
+        self._opening: dict[str, object] = {}
+        """Buffers being opened, by path: a token an edit or close replaces."""
         self._small = ThreadPoolExecutor(1, thread_name_prefix="nearsym-buffers")
         self._large = ThreadPoolExecutor(1, thread_name_prefix="nearsym-large-buffers")
         self.helper = ParseHelper()
         live.extract = self.extract
 
     def opened(self, uri: str) -> None:
-        """Indexed at once (off the loop)."""
+        """Indexed at once (off the loop), unless its text is its file's
+        (`LiveWorkspace.open_buffer`)."""
         path = uri_to_path(uri)
         text = self.text_of(uri)
-        if path is not None and text is not None:
-            self._submit(path, text)
+        if path is None or text is None:
+            return
+        self._cancel(path)
+        token = object()
+        self._opening[path] = token
+
+        def current() -> bool:
+            return self._opening.get(path) is token
+
+        def done(_: asyncio.Future[Any]) -> None:
+            if current():
+                del self._opening[path]
+
+        pool = self._small if len(text) <= IN_PROCESS_BYTES else self._large
+        loop = asyncio.get_running_loop()
+        opening = loop.run_in_executor(pool, self.live.open_buffer, path, text, current)
+        opening.add_done_callback(done)
+        self.track(opening)
 
     def changed(self, uri: str, delay: float = DEBOUNCE) -> None:
         """Reparse a buffer once it has rested `delay` seconds."""
@@ -113,6 +132,7 @@ class Buffers:
         self.track(loop.run_in_executor(pool, self.live.index_buffer, path, text))
 
     def _cancel(self, path: str) -> None:
+        self._opening.pop(path, None)
         pending = self._pending.pop(path, None)
         if pending is not None:
             pending.cancel()

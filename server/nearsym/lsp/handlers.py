@@ -31,7 +31,10 @@ def initialize(ls: NearsymServer, params: types.InitializeParams) -> None:
     roots = settings.roots(params)
     ls.outside.client_roots = bool(roots)
     for root in roots:
-        ls.live.add_root(root)
+        # Indexed cold at `initialized`, which a client sends before any
+        # other message: a buffer opened meanwhile as on disk is then not
+        # parsed (`LiveWorkspace.open_buffer`).
+        ls.live.add_root(root).index.bulk = True
 
 
 async def initialized(ls: NearsymServer, params: types.InitializedParams) -> None:

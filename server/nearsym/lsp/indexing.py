@@ -97,6 +97,7 @@ class Indexing:
         walk = self.walks
         for ns in namespaces:
             self.walk_of[ns.root] = walk
+            ns.index.bulk = True  # before the client's word on progress: see `open_buffer`
         token = await self._progress_begin(title, None)
         live = self.live
         last_report = [0.0]

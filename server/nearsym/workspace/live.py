@@ -16,6 +16,9 @@ file deleted on disk is never answered; an unsaved buffer always is.
 
 Rules, strongest first:
 - an open buffer's text stands for its file, whatever happens on disk;
+  but a buffer opened with its file's text on disk (the usual open) stands
+  aside until it is edited (`open_buffer`): the file's symbols are then the
+  buffer's, so nothing is parsed, and the disk's changes keep applying;
 - closing a buffer goes back to the disk (the file's symbols, or nothing
   if it was never saved);
 - a disk event re-reads the file and asks the same question a walk asks
@@ -128,6 +131,8 @@ class LiveWorkspace:
         self.extract: Extract = extract_symbols
         """How a buffer is parsed (the server sends large ones to a helper
         process: tree-sitter holds the interpreter lock while it parses)."""
+        self._extracted: dict[tuple[str, str], tuple[bytes, Any]] = {}
+        """The last parse of each open buffer, by path and namespace root."""
 
     # -- roots ---------------------------------------------------------------
     @_locked
@@ -255,8 +260,54 @@ class LiveWorkspace:
         return owners
 
     # -- buffers -------------------------------------------------------------
-    def open_buffer(self, path: str, text: bytes) -> None:
-        self.change_buffer(path, text)
+    def open_buffer(
+        self, path: str, text: bytes, current: Callable[[], bool] = lambda: True
+    ) -> None:
+        """A buffer the editor just opened. When `text` is its file's on disk
+        and the index holds that file from the disk (`_indexed_as_on_disk`),
+        the index's symbols of the file are the buffer's: it is not parsed
+        and does not stand for the file until it is edited (a 100 KB Go file
+        was parsed in a helper process on every open). Otherwise it is
+        indexed as `change_buffer` does. `current()` says, under the lock,
+        whether no edit or close of the buffer came since (they are the
+        newer word then)."""
+        same = self._indexed_as_on_disk(path, text)
+        stale = False
+        with self.lock:
+            if not current():
+                return
+            if not same:
+                self.buffers[path] = text
+            else:
+                stale = self.buffers.pop(path, None) is not None  # opened twice
+                self._forget_extracted(path)
+        if not same:
+            self.index_buffer(path, text)
+        elif stale:
+            self._from_disk(path)
+
+    def _indexed_as_on_disk(self, path: str, text: bytes) -> bool:
+        """Whether `text` is what a walk reads from `path`, and each
+        workspace folder holding it has the file indexed (from the disk: a
+        buffer closed goes back to the disk) or is being indexed cold (the
+        open file's folder first, `indexer.index_namespace`; a restart's
+        snapshot holds it). Any other file (not reached by a finished
+        index yet, or in a loose folder, whose walk may not reach it) is
+        parsed as a buffer, so that its symbols answer at once."""
+        owners = self._owners(path)
+        if not owners:
+            return False
+        with self.lock:
+            for ns in owners:
+                if ns not in self.namespaces:
+                    return False
+                sf = source_file_for(ns.root, path)
+                if sf is None or (sf.rel not in ns.index and not ns.index.bulk):
+                    return False
+        try:
+            return read_source(path, self.config.max_file_bytes) == text
+        except (OSError, SkippedFile):
+            return False
 
     def change_buffer(self, path: str, text: bytes) -> None:
         self.set_buffer(path, text)
@@ -280,6 +331,7 @@ class LiveWorkspace:
     def drop_buffer(self, path: str) -> None:
         """The buffer is closed (quick: see `reread`)."""
         self.buffers.pop(path, None)
+        self._forget_extracted(path)
 
     def reread(self, path: str) -> None:
         """Back to the disk for a closed buffer's file (gone if never saved)."""
@@ -289,7 +341,12 @@ class LiveWorkspace:
     @_locked
     def close_buffer(self, path: str) -> None:
         self.buffers.pop(path, None)
+        self._forget_extracted(path)
         self._from_disk(path)
+
+    def _forget_extracted(self, path: str) -> None:
+        for key in [k for k in list(self._extracted) if k[0] == path]:
+            del self._extracted[key]
 
     def _index_buffer(self, path: str, text: bytes) -> None:
         self._install_buffer(self._parse_buffer(path, text))
@@ -308,13 +365,24 @@ class LiveWorkspace:
                 log.info("buffer %s is over maxFileBytes; not indexed", path)
                 parsed.append((ns, sf.rel, None))
             else:
-                try:
-                    symbols = self.extract(text, sf.language, ns.root, sf.rel)
-                except TooBroken as why:
-                    log.info("buffer %s not indexed: %s", path, why)
-                    symbols = None
-                parsed.append((ns, sf.rel, symbols))
+                parsed.append((ns, sf.rel, self._extract_buffer(ns, sf, text)))
         return parsed
+
+    def _extract_buffer(self, ns: Namespace, sf: SourceFile, text: bytes) -> Any:
+        """The buffer's symbols in `ns` (None: too broken to index). The
+        last text's are kept: a snapshot installed or a walk ended puts the
+        buffers back without parsing them again (under the lock: a 100 KB
+        Go file, in a helper process)."""
+        known = self._extracted.get((sf.path, ns.root))
+        if known is not None and known[0] is text:
+            return known[1]
+        try:
+            symbols = self.extract(text, sf.language, ns.root, sf.rel)
+        except TooBroken as why:
+            log.info("buffer %s not indexed: %s", sf.path, why)
+            symbols = None
+        self._extracted[(sf.path, ns.root)] = (text, symbols)
+        return symbols
 
     def _install_buffer(self, parsed: list[tuple[Namespace, str, Any]]) -> None:
         for ns, rel, symbols in parsed:
