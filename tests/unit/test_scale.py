@@ -187,6 +187,34 @@ def test_compact_keeps_changes_made_during_the_merge() -> None:
     assert all(s.name != "name4" for s in index.candidates("name4", 50))
 
 
+def test_compact_merges_whole_unless_the_big_segment_is_a_snapshot_just_loaded() -> None:
+    """An index loaded file by file (no snapshot on disk) ends as one
+    segment, so it can be written as a snapshot; a snapshot just loaded
+    that holds most of the index stays as it is, the rest merged beside it."""
+    index = SymbolIndex("/ws")
+    index.bulk = True
+    index.replace_file("near.py", [sym("near", "near.py")])  # the open file's folder, first
+    index.replace_files(
+        [
+            (f"f{i}.py", FileDefs.from_symbols("python", [sym(f"n{i}", f"f{i}.py")]))
+            for i in range(40)
+        ]
+    )
+    index.compact()
+    assert len(index.segments) == 1
+    stamps = {p: (1, 1) for p in index.files}
+    parts = index.snapshot(stamps)
+    assert parts is not None
+    restarted = SymbolIndex("/ws")
+    restarted.bulk = True
+    restarted.replace_file("near.py", [sym("near", "near.py")])
+    restarted.install(parts)
+    restarted.replace_file("new.py", [sym("new", "new.py")])
+    restarted.compact()
+    assert [s.live_rows for s in restarted.segments] == [40, 2]
+    assert restarted.snapshot(stamps) is None  # the one on disk stays
+
+
 def _cold(root: str, cache: Cache | None, workers: Workers | None) -> tuple[SymbolIndex, int, int]:
     index = SymbolIndex(root)
     stats = index_into(index, Config(), workers=workers, cache=cache)
@@ -704,15 +732,19 @@ def test_pool_workers_exit_with_the_server(tmp_path: Path) -> None:
 def test_compact_leaves_a_dominant_segment_alone() -> None:
     """After a snapshot loads, the few files parsed around it are merged
     among themselves; the snapshot's segment is not rebuilt."""
-    index = SymbolIndex("/ws")
-    index.replace_files(
+    before = SymbolIndex("/ws")
+    before.replace_files(
         [
             (f"big{i}.py", FileDefs.from_symbols("python", [sym(f"n{i}", f"big{i}.py")]))
             for i in range(200)
         ]
     )
-    big = index.segments[0]
+    parts = before.snapshot({p: (1, 1) for p in before.files})
+    assert parts is not None
+    index = SymbolIndex("/ws")
     index.bulk = True
+    index.install(parts)
+    big = index.segments[0]
     index.replace_file("s1.py", [sym("small1", "s1.py")])
     index.replace_file("s2.py", [sym("small2", "s2.py")])
     index.compact()

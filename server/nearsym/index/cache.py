@@ -436,6 +436,7 @@ class Cache:
                 self._queue.task_done()
 
     def _apply(self, db: sqlite3.Connection, kind: str, rows: _Rows) -> None:
+        started = time.perf_counter()
         with db:
             if kind == "store":
                 db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)", rows)
@@ -451,6 +452,13 @@ class Cache:
             # the write-ahead log now: the next start would otherwise
             # read the whole log to index it before its first query.
             db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            assert isinstance(rows, dict)
+            log.info(
+                "cache %s: snapshot of %.0f MB written in %.2f s",
+                self.path,
+                sum(len(d) for d in rows.values()) / 1e6,
+                time.perf_counter() - started,
+            )
             # The index is built and on disk: the heap pages its
             # construction and this write freed go back to the system
             # (Linux kernel, cold server: resident 459 -> 429 MB).

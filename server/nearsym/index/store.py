@@ -104,6 +104,9 @@ class SymbolIndex:
         self._count = 0
         self.bulk = False
         """Set during a cold index: segments are merged once, by `compact`."""
+        self._installed = 0
+        """`id()` of the segment the last snapshot was loaded into (`install`):
+        the one segment `compact` may leave as it is."""
         self.generation = 0
         """Bumped by every change, so caches derived from the index can tell
         they are stale."""
@@ -324,10 +327,21 @@ class SymbolIndex:
             if len(parts) <= 1 and all(s.live_rows * 2 >= s.rows for s in parts):
                 self.bulk = False
                 parts = []
-            # A segment holding most of the index (a snapshot just loaded)
-            # stays as it is; only the small ones around it are merged.
+            # A snapshot just loaded that holds most of the index stays as
+            # it is (it is on disk already); only the small segments around
+            # it are merged. Any other index is merged whole, so that it
+            # can be written as a snapshot: a restart that found none
+            # (loaded file by file: 23 s on the Linux kernel, against 2 s
+            # from a snapshot) kept its big segment and a small one, and so
+            # never wrote one for the next start either.
             total = sum(s.live_rows for s in parts)
-            big = [s for s in parts if s.live_rows * 10 >= total * 9 and s.live_rows * 2 >= s.rows]
+            big = [
+                s
+                for s in parts
+                if id(s) == self._installed
+                and s.live_rows * 10 >= total * 9
+                and s.live_rows * 2 >= s.rows
+            ]
             if big:
                 parts = [s for s in parts if s is not big[0]]
                 if len(parts) <= 1:
@@ -400,6 +414,7 @@ class SymbolIndex:
                 stamps[paths[i]] = (sizes[i], mtimes[i])
         self.generation += 1
         self._add(segment)
+        self._installed = id(segment)
         return stamps
 
     def mention_counts(self, names: Sequence[str]) -> list[int]:
