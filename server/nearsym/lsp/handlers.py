@@ -200,12 +200,21 @@ def did_change_active_document(ls: NearsymServer, params: Any) -> None:
     """sourcekit-lsp's name for didFocus; same params."""
 
 
-def shutdown(ls: NearsymServer, params: Any) -> None:
-    """Stop the watcher, the background jobs, the pool and the caches,
-    without waiting for them. Any request after it (a second `shutdown`
-    too) gets InvalidRequest; `exit` then ends the process with 0 (see
+SHUTDOWN_WRITES = 1.5
+"""Seconds `shutdown` waits for the cache's queued writes before it
+answers: a snapshot written just after an index (the Linux kernel's 284
+MB: 1.7 s here) is what the next start loads in 2 s instead of 23 s of
+loading file by file; under the 2 s VS Code's client gives `shutdown`."""
+
+
+async def shutdown(ls: NearsymServer, params: Any) -> None:
+    """Stop the watcher, the background jobs and the pool, and let the
+    cache finish its queued writes for up to `SHUTDOWN_WRITES` (off the
+    loop). Any request after it (a second `shutdown` too) gets
+    InvalidRequest; `exit` then ends the process with 0 (see
     `transport`)."""
     ls.close()
+    await asyncio.get_running_loop().run_in_executor(None, ls.finish_writes, SHUTDOWN_WRITES)
 
 
 def make_server() -> NearsymServer:
