@@ -15,14 +15,13 @@ import concurrent.futures as cf
 import contextlib
 import gc
 import logging
-import multiprocessing
 import os
 import select
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from multiprocessing import forkserver
 from typing import Any, TypeVar
 
 from nearsym.core.filedefs import FileDefs
@@ -175,6 +174,8 @@ class Workers:
                 future.cancel()
                 return future
             if self._pool is None:
+                import multiprocessing  # with the first pool, not at start (4 ms of a restart)
+
                 method = (
                     "forkserver"
                     if "forkserver" in multiprocessing.get_all_start_methods()
@@ -294,7 +295,9 @@ class Workers:
         # only between two fork requests: while it imports its preloads
         # (seconds, at start) it sees nothing. It is our child and nobody
         # reaps it, so its pid cannot have been reused.
-        server_pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
+        forkserver = sys.modules.get("multiprocessing.forkserver")  # none if no pool ever ran
+        server = getattr(forkserver, "_forkserver", None)
+        server_pid = getattr(server, "_forkserver_pid", None)
         if isinstance(server_pid, int) and server_pid > 0:
             with contextlib.suppress(OSError):
                 os.kill(server_pid, signal.SIGKILL)
@@ -305,6 +308,8 @@ def _stop_forkserver() -> None:
     method, kept by CPython for its own tests (3.8 to 3.13 at least); where
     it is missing the forkserver stays, as before. It starts again on demand
     (`ensure_running`)."""
+    from multiprocessing import forkserver
+
     _stop_helper(forkserver._forkserver)
 
 
