@@ -161,7 +161,7 @@ def run_index(args: argparse.Namespace) -> int:
         for root in roots:
             _index_root(root, args, workers, totals, ignored)
     finally:
-        workers.close()
+        workers.close(wait=True)  # the tracker stopped before the interpreter ends
     elapsed = time.perf_counter() - started
     if args.json:
         dropped = {k: {"files": f, "folders": d} for k, (f, d) in ignored.items()}
@@ -393,7 +393,7 @@ def run_search(args: argparse.Namespace) -> int:
                 return 2
             namespaces.append(Namespace(root, index))
     finally:
-        workers.close()
+        workers.close(wait=True)  # the tracker stopped before the interpreter ends
     log.info("indexed %d roots in %.2fs", len(roots), time.perf_counter() - started)
     open_file = os.path.abspath(args.open_file) if args.open_file else None
     relations = Relations()

@@ -184,6 +184,6 @@ def run(args: argparse.Namespace) -> int:
                 f" indexed in {indexed:.2f}s, written in {done.seconds:.2f}s"
             )
     finally:
-        workers.close()
+        workers.close(wait=True)  # the tracker stopped before the interpreter ends
         conn.close()
     return 0
