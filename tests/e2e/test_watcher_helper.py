@@ -1,6 +1,6 @@
-"""Our watcher's helper process, started before its roots are known
-(`watcher.prestart`): the first watcher takes it, one that died is
-replaced, and one nobody takes ends."""
+"""Our watcher's helper process (where there is no inotify), started
+before its roots are known (`watcher.prestart`): the first watcher takes
+it, one that died is replaced, and one nobody takes ends."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(autouse=True)
-def no_spare_left() -> Iterator[None]:
+def no_spare_left(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(watcher, "INOTIFY", False)  # as on a system without it
     yield
     watcher.discard_spare()
 

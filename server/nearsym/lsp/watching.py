@@ -1,7 +1,8 @@
 """Watching files: the client's watcher when it offers one, else ours.
 
-Our own watcher is a helper process (see `nearsym.workspace.watcher`),
-restarted when it fails, a few times. A cold index walks the tree only once
+Our own watcher is inotify on a thread, or a helper process where there is
+no inotify (see `nearsym.workspace.watcher`), restarted when it fails, a
+few times. A cold index walks the tree only once
 changes are watched (`watch_ready`), so no file created meanwhile is missed.
 Events, from either watcher, are applied in batches that yield to queries.
 """
@@ -20,8 +21,9 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from nearsym.extract.languages import LANGUAGES
+from nearsym.workspace.inotify import InotifyWatcher
 from nearsym.workspace.live import Change, LiveWorkspace
-from nearsym.workspace.watcher import WatcherProcess, discard_spare
+from nearsym.workspace.watcher import WatcherProcess, discard_spare, new_watcher
 
 log = logging.getLogger(__name__)
 
@@ -65,8 +67,8 @@ class Watching:
         re-walks its folder, which takes seconds on a large tree."""
         self.client_watches = False
         """The client reports changes (`workspace/didChangeWatchedFiles`)."""
-        self._watcher: WatcherProcess | None = None
-        self._closed: WatcherProcess | None = None
+        self._watcher: WatcherProcess | InotifyWatcher | None = None
+        self._closed: WatcherProcess | InotifyWatcher | None = None
         """The last watcher closed, which may still be exiting."""
         self.ready = threading.Event()
         """Set once file changes are being watched (by the client or by our
@@ -96,10 +98,14 @@ class Watching:
                 if old is not None:
                     old.close()
                 break
-            watcher = WatcherProcess([ns.root for ns in self.live.namespaces])
+            try:
+                watcher = new_watcher([ns.root for ns in self.live.namespaces])
+            except OSError:  # neither inotify nor the helper's pipes
+                log.exception("could not start the file watcher")
+                break
             self._watcher = watcher
 
-            def ready(old: WatcherProcess | None = old) -> None:
+            def ready(old: WatcherProcess | InotifyWatcher | None = old) -> None:
                 if old is not None:
                     old.close()
                 self.ready.set()
