@@ -182,3 +182,28 @@ def test_a_written_snapshot_is_not_kept_by_the_writer(tmp_path: Path) -> None:
     assert stored is not None
     assert np.array_equal(np.frombuffer(stored["entry:<u4"], dtype=np.uint32), np.arange(100_000))
     cache.close()
+
+
+def test_a_snapshot_part_is_its_rows_last_column(tmp_path: Path) -> None:
+    """A part is inserted as a zeroblob, then written a chunk at a time:
+    SQLite makes a zeroblob's zeros in memory unless it is the row's last
+    column (in the middle, the Linux kernel's snapshot write peaked 146 MB
+    higher). The stamps a snapshot keeps mark a file too recent to trust."""
+    import sqlite3
+    import time
+
+    cache = Cache(str(tmp_path), str(tmp_path / "c"), index_key(Config()))
+    cache.store_snapshot({"names": b"x" * 100_000})
+    cache.flush()
+    db = sqlite3.connect(cache.path)
+    columns = [row[1] for row in db.execute("PRAGMA table_info(snapshot)")]
+    db.close()
+    assert columns[-1] == "data"
+    stored = cache.load_snapshot()
+    assert stored is not None and stored["names"] == b"x" * 100_000
+    now = time.time_ns()
+    assert Cache.trusted({"old.py": (3, now - 10**10), "new.py": (4, now)}) == {
+        "old.py": (3, now - 10**10),
+        "new.py": (4, -1),
+    }
+    cache.close()

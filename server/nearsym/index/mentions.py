@@ -172,12 +172,12 @@ class MentionCounts:
         return [int(c) for c in out.tolist()]
 
     # -- snapshots -----------------------------------------------------------------
-    def to_parts(self) -> dict[str, bytes]:
+    def to_parts(self) -> dict[str, bytes | memoryview]:
         """The counts (folded) as a snapshot's parts."""
         self.fold()
-        return {
-            "mention_keys": self._keys.tobytes(),
-            "mention_counts": self._counts.tobytes(),
+        return {  # views: the arrays are replaced, never written to
+            "mention_keys": np.ascontiguousarray(self._keys).data.cast("B"),
+            "mention_counts": np.ascontiguousarray(self._counts).data.cast("B"),
             "mention_unpruned": self._unpruned.to_bytes(8, "little"),
         }
 

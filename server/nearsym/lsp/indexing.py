@@ -157,7 +157,8 @@ class Indexing:
                     settle()  # the last one's after the progress ends
             symbols += len(ns.index)
             if cache is not None and stats is not None and stats.changed and not cancelled(ns):
-                parts = await loop.run_in_executor(None, live.snapshot, ns, stats.stamps)
+                stamps = cache.trusted(stats.stamps)
+                parts = await loop.run_in_executor(None, live.snapshot, ns, stamps)
                 if parts is not None:
                     cache.store_snapshot(parts)
         for ns in namespaces:
