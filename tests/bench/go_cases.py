@@ -54,9 +54,14 @@ def uses(source: bytes, parser: ts.Parser) -> tuple[dict[str, str], list[tuple[s
         if node.type == "selector_expression":
             operand = node.child_by_field_name("operand")
             field = node.child_by_field_name("field")
-            if operand is not None and operand.type == "identifier" and field is not None:
-                if operand.text and field.text:
-                    found.append((operand.text.decode(), field.text.decode()))
+            if (
+                operand is not None
+                and operand.type == "identifier"
+                and operand.text
+                and field is not None
+                and field.text
+            ):
+                found.append((operand.text.decode(), field.text.decode()))
         stack.extend(node.children)
     return imports, found
 
