@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -329,3 +330,38 @@ async def test_a_large_file_opened_as_on_disk_starts_no_parse_helper(workspace: 
     finally:
         sampler.cancel()
         assert await client.close() == 0
+
+
+async def test_what_the_open_file_says_is_read_ahead_of_the_first_query(workspace: Path) -> None:
+    """Once the focus rests on a file (`WARM_DELAY`), its imports and
+    classes are read on the search thread, so the first query after a
+    switch finds them ready; a file the focus only passed through is not
+    read (a session restored opens several at once)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "nearsym", "--log-level", "DEBUG", "serve", "--stdio",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    client = RawClient(process)
+    root = workspace
+    await client.request(
+        "initialize",
+        {
+            "processId": None,
+            "rootUri": root.as_uri(),
+            "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+            "capabilities": {"window": {"workDoneProgress": True}, **WATCHING},
+        },
+    )
+    client.notify("initialized", {})
+    await until(client, "HTTPServer", lambda names: "HTTPServer" in names)
+    passed, rested = sorted(p for p in root.rglob("*.py"))[:2]
+    did_open(client, passed, passed.read_text())
+    did_open(client, rested, rested.read_text())
+    for _ in range(100):
+        await asyncio.sleep(0.05)
+    assert (await names(client, "HTTPServer"))[0] == "HTTPServer"
+    assert await client.close() == 0
+    log = await client.errors()
+    assert f"read ahead what {rested} says" in log
+    assert f"read ahead what {passed} says" not in log

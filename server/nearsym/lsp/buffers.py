@@ -46,13 +46,14 @@ class Buffers:
         self,
         live: LiveWorkspace,
         text_of: Callable[[str], bytes | None],
-        track: Callable[[asyncio.Future[Any]], None],
+        track: Callable[..., None],
     ) -> None:
         self.live = live
         self.text_of = text_of
         """The buffer's text by URI (None once the editor closed it)."""
         self.track = track
-        """Registers a reparse a query should wait for."""
+        """Registers a reparse a query should wait for (`opening=True`: a
+        buffer just opened, parsed here, waited for longer)."""
         self._pending: dict[str, asyncio.TimerHandle] = {}
         self._opening: dict[str, object] = {}
         """Buffers being opened, by path: a token an edit or close replaces."""
@@ -83,7 +84,7 @@ class Buffers:
         loop = asyncio.get_running_loop()
         opening = loop.run_in_executor(pool, self.live.open_buffer, path, text, current)
         opening.add_done_callback(done)
-        self.track(opening)
+        self.track(opening, opening=pool is self._small)
 
     def changed(self, uri: str, delay: float = DEBOUNCE) -> None:
         """Reparse a buffer once it has rested `delay` seconds."""

@@ -58,7 +58,8 @@ async def workspace_symbol(
       inferred focus; with none known, the name alone ranks.
     - During indexing: answers from what is indexed so far.
     - Edits and file events sent before it are waited for, up to
-      `SETTLE_WAIT`; a re-walk (a `.gitignore` saved) or a large buffer's
+      `SETTLE_WAIT` (a small buffer just opened, up to `OPEN_WAIT`: nothing
+      else gives its symbols); a re-walk (a `.gitignore` saved) or a large buffer's
       parse still running then is not: the answer comes from the index as
       it stands, the old text's symbols for that buffer.
     - A query over `MAX_QUERY_CHARS` (spaces aside): empty, at once.

@@ -236,7 +236,14 @@ class Indexing:
         deadline = time.monotonic() + seconds
         for thread in threading.enumerate():
             if thread.name in ("nearsym-cache-close", "nearsym-cache"):
-                thread.join(max(0.0, deadline - time.monotonic()))
+                while True:
+                    try:
+                        thread.join(max(0.0, deadline - time.monotonic()))
+                        break
+                    except RuntimeError:  # listed while still starting (`stop` just made it)
+                        if time.monotonic() >= deadline:
+                            break
+                        time.sleep(0.001)
 
 
 def no_focus() -> str | None:

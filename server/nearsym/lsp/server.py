@@ -42,10 +42,23 @@ from nearsym.workspace.live import LiveWorkspace
 
 log = logging.getLogger(__name__)
 
+WARM_DELAY = 0.15
+"""Seconds the focus must rest on a file before what it says to the
+ranking is read ahead of a query (`Answers.warm`): a session restored
+opens several files at once, and only the last needs it; a person looks
+at a file longer than this before typing a query."""
+
 SETTLE_WAIT = 0.1
 """Longest a query waits for the changes before it (a guess to measure:
 one small file or buffer is parsed in milliseconds; the answer must come
 within 200 ms even while a re-walk or a 10 MB buffer's parse runs)."""
+OPEN_WAIT = 1.0
+"""Longest a query waits for a buffer just opened (one parsed in this
+process: `buffers.IN_PROCESS_BYTES` at most, so its parse is bounded),
+whose symbols nothing else gives: the first parse of a language also loads
+its grammar (12 ms here), which a loaded machine stretched past
+`SETTLE_WAIT` (213 ms seen with three other processes busy), and the
+first answer then missed the file just opened."""
 
 
 class NearsymServer(LanguageServer):
@@ -62,8 +75,12 @@ class NearsymServer(LanguageServer):
         self.focus = Focus()
         self.symbol_kinds = client_symbol_kinds(None)
         self.tasks: set[asyncio.Task[None]] = set()
+        self.jobs: set[asyncio.Future[Any]] = set()
+        """Jobs off the loop no query waits for (`track_background`)."""
         self.changes: set[asyncio.Future[Any]] = set()
         """Buffer and disk changes being applied off the loop (see `settle`)."""
+        self.opening: set[asyncio.Future[Any]] = set()
+        """Buffers just opened, being parsed here (see `settle`)."""
         self.buffers = Buffers(self.live, self._buffer_text, self.track)
         self.watching = Watching(self.live, self.spawn, self.track)
         self.indexing = Indexing(self, self.live, lambda: self.focus.path, self.watching.ready)
@@ -73,10 +90,24 @@ class NearsymServer(LanguageServer):
         """The project's dependencies as namespaces, when asked."""
         self.answers = Answers(self.live, self.settle, self.shared, self.dependencies)
         self.outside = Outside(self.live, self.indexing, self.watching, self.spawn)
+        self._warming: asyncio.TimerHandle | None = None
 
     def observe(self, data: dict[str, Any]) -> None:
-        """Read what a raw message says about the open file."""
+        """Read what a raw message says about the open file; when the focus
+        moves to another file, read what that file says to the ranking
+        ahead of the first query (`Answers.warm`)."""
+        before = self.focus.path
         self.focus.observe_message(data)
+        path = self.focus.path
+        if path is None or path == before or not self.ready:
+            return
+        if self._warming is not None:
+            self._warming.cancel()
+        self._warming = asyncio.get_running_loop().call_later(WARM_DELAY, self._warm, path)
+
+    def _warm(self, path: str) -> None:
+        self._warming = None
+        self.track_background(self.answers.warm(path, lambda: self.focus.path == path))
 
     def spawn(self, coroutine: Any) -> None:
         """Run a background job, keeping a reference so it is not collected,
@@ -91,12 +122,26 @@ class NearsymServer(LanguageServer):
 
         task.add_done_callback(done)
 
-    def track(self, change: asyncio.Future[Any]) -> None:
-        """A change being applied off the loop, which queries wait for."""
-        self.changes.add(change)
+    def track_background(self, job: asyncio.Future[Any]) -> None:
+        """A job off the loop no query waits for: kept referenced until it
+        ends, what it fails with logged."""
+        self.jobs.add(job)
 
         def done(f: asyncio.Future[Any]) -> None:
-            self.changes.discard(f)
+            self.jobs.discard(f)
+            if not f.cancelled() and f.exception() is not None:
+                log.error("background job failed", exc_info=f.exception())
+
+        job.add_done_callback(done)
+
+    def track(self, change: asyncio.Future[Any], opening: bool = False) -> None:
+        """A change being applied off the loop, which queries wait for (up
+        to `OPEN_WAIT` for a buffer just `opening`, else `SETTLE_WAIT`)."""
+        waiting = self.opening if opening else self.changes
+        waiting.add(change)
+
+        def done(f: asyncio.Future[Any]) -> None:
+            waiting.discard(f)
             if not f.cancelled() and f.exception() is not None:
                 log.error("applying a change failed", exc_info=f.exception())
 
@@ -104,13 +149,16 @@ class NearsymServer(LanguageServer):
 
     async def settle(self) -> None:
         """Before a query: start every pending buffer reparse, and wait up to
-        `SETTLE_WAIT` for the changes that came before it. A small edit is
-        applied well within that, so the answer reflects it; a re-walk or a
-        large buffer's parse is not waited for (the answer then comes from
-        the index as it stands, being updated)."""
+        `SETTLE_WAIT` for the changes that came before it, up to `OPEN_WAIT`
+        for a small buffer just opened. A small edit is applied well within
+        that, so the answer reflects it; a re-walk or a large buffer's parse
+        is not waited for (the answer then comes from the index as it
+        stands, being updated)."""
         self.buffers.flush()
-        if self.changes:
-            await asyncio.wait(set(self.changes), timeout=SETTLE_WAIT)
+        if self.changes or self.opening:
+            await asyncio.wait(self.changes | self.opening, timeout=SETTLE_WAIT)
+        if self.opening:
+            await asyncio.wait(set(self.opening), timeout=OPEN_WAIT - SETTLE_WAIT)
 
     def to_lsp(self, symbol: Symbol) -> types.WorkspaceSymbol:
         return workspace_symbol(symbol, self.symbol_kinds)
