@@ -9,8 +9,10 @@ the open file's neighbourhood), and between them edits: a buffer typed in
 (didChange), files written, changed and deleted on disk, a `.gitignore`
 saved (a re-walk). Every `--every` seconds it prints the resident memory
 of the whole process tree (server, watcher, pool), and at the end the
-query latency percentiles and the error count (0 expected: any error
-response, timeout or unexpected answer counts).
+query latency percentiles, the tree's PSS a second after the index and a
+second after the soak's last query (with `--definitions N`, per
+definition: `nearsym bench` prints N), and the error count (0 expected:
+any error response, timeout or unexpected answer counts).
 
 Not run by CI except as a short smoke run (tests/e2e/test_soak.py).
 """
@@ -34,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import contextlib
 
 from e2e.rawclient import RawClient
+from nearsym.tools.bench import tree_memory
 from processes import descendants
 
 NAME = re.compile(rb"\b(?:def|class|function|func|fn|struct|interface|type)\s+([A-Za-z_]\w{2,})")
@@ -76,6 +79,10 @@ class Figures:
     errors: list[str] = field(default_factory=list)
     edits: dict[str, int] = field(default_factory=dict)
     rss: list[tuple[float, int]] = field(default_factory=list)
+    indexed_pss: int = 0
+    """The tree's PSS a second after the index's progress ended."""
+    quiet_pss: int = 0
+    """The tree's PSS a second after the soak's last query."""
 
 
 def percentile(sorted_ms: list[float], q: float) -> float:
@@ -97,8 +104,16 @@ def query_for(rng: random.Random, names: list[str]) -> str:
     return ""
 
 
+EDITS = ("type", "type", "write", "change", "delete", "gitignore")
+
+
 async def soak(
-    source: Path, minutes: float, seed: int, every: float, quiet: bool = False
+    source: Path,
+    minutes: float,
+    seed: int,
+    every: float,
+    quiet: bool = False,
+    edits: tuple[str, ...] = EDITS,
 ) -> Figures:
     rng = random.Random(seed)
     scratch = Path(tempfile.mkdtemp(prefix="nearsym-soak-"))
@@ -128,9 +143,12 @@ async def soak(
             for n in client.notifications
         ):
             await asyncio.sleep(0.1)
+        indexed = time.perf_counter() - started
+        await asyncio.sleep(1.0)
+        figures.indexed_pss = tree_memory(client.process.pid).pss
         out(
             f"{len(files)} source files, {len(names)} names; indexed in "
-            f"{time.perf_counter() - started:.1f}s; soaking {minutes:g} min (seed {seed})"
+            f"{indexed:.1f}s; soaking {minutes:g} min (seed {seed})"
         )
         out(f"{'minute':>7} {'tree RSS MB':>12} {'queries':>8} {'edits':>6} {'errors':>7}")
         buffer = root / "soak_buffer.py"
@@ -154,8 +172,8 @@ async def soak(
                     f"{len(figures.errors):7}"
                 )
                 next_sample += every
-            if rng.random() < 0.15:
-                kind = rng.choice(["type", "type", "write", "change", "delete", "gitignore"])
+            if edits and rng.random() < 0.15:
+                kind = rng.choice(edits)
                 figures.edits[kind] = figures.edits.get(kind, 0) + 1
                 if kind == "type":
                     version += 1
@@ -195,6 +213,8 @@ async def soak(
                 figures.errors.append(f"{query!r}: {reply}")
             await asyncio.sleep(rng.uniform(0.0, 0.05))
         figures.rss.append((time.perf_counter() - t0, rss_of_tree(client.process.pid)))
+        await asyncio.sleep(1.0)
+        figures.quiet_pss = tree_memory(client.process.pid).pss
     finally:
         code = await client.close()
         if code != 0:
@@ -203,7 +223,7 @@ async def soak(
     return figures
 
 
-def report(figures: Figures) -> str:
+def report(figures: Figures, definitions: int | None = None) -> str:
     ms = sorted(s * 1000 for s in figures.latencies)
     lines = [
         f"queries {len(ms)}, edits {sum(figures.edits.values())} {dict(sorted(figures.edits.items()))}",
@@ -218,6 +238,17 @@ def report(figures: Figures) -> str:
             f"tree RSS MB: after the first minute {base / 2**20:.1f}, end {last / 2**20:.1f} "
             f"({100 * (last - base) / base:+.1f}%), peak {peak / 2**20:.1f}"
         )
+    if figures.quiet_pss:
+        per = ""
+        if definitions:
+            per = (
+                f" ({figures.indexed_pss / definitions:.0f} and"
+                f" {figures.quiet_pss / definitions:.0f} bytes/definition)"
+            )
+        lines.append(
+            f"tree PSS MB a second after the index {figures.indexed_pss / 1e6:.0f},"
+            f" a second after the last query {figures.quiet_pss / 1e6:.0f}{per}"
+        )
     lines.append(f"errors {len(figures.errors)}")
     lines.extend(f"  {e[:300]}" for e in figures.errors[:20])
     return "\n".join(lines)
@@ -229,9 +260,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--every", type=float, default=30.0, help="seconds between RSS lines")
+    parser.add_argument("--definitions", type=int, help="the tree's definitions (for bytes each)")
+    parser.add_argument(
+        "--edits",
+        default=",".join(EDITS),
+        help="the kinds of edit drawn from, comma-separated (repeat one to weigh it; empty: none)",
+    )
     args = parser.parse_args(argv)
-    figures = asyncio.run(soak(args.root, args.minutes, args.seed, args.every))
-    print(report(figures))
+    edits = tuple(e for e in args.edits.split(",") if e)
+    if unknown := set(edits) - set(EDITS):
+        parser.error(f"unknown edits: {', '.join(sorted(unknown))}")
+    figures = asyncio.run(soak(args.root, args.minutes, args.seed, args.every, edits=edits))
+    print(report(figures, args.definitions))
     return 1 if figures.errors else 0
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nearsym.core.rank import pool_width
+from nearsym.core.rank import WorkspaceHints, pool_width
 from nearsym.core.sortkey import SortKey
 from nearsym.index.namespace import Namespace
 from nearsym.index.search import STABLE_LIMIT, ranked_pool, search
@@ -54,6 +54,29 @@ def test_initials_reach_the_pool_past_a_full_prefix_tier() -> None:
     index = make_index([f"ce{i:03d}" for i in range(600)] + ["ConfigError"])
     assert "ConfigError" in [s.name for s in index.candidates("CE", 50)]
     assert "ConfigError" not in [s.name for s in index.candidates("ce9", 50)]
+
+
+def test_names_the_open_file_mentions_reach_the_pool_past_a_full_prefix_tier() -> None:
+    # 600 shorter names start with `get`; the one the open file calls is
+    # still in the narrowest pool, right after the exact names.
+    names = [f"get{i:03d}" for i in range(600)] + ["getRawHeaders", "get"]
+    index = make_index(names)
+    mentioned = frozenset({"getRawHeaders", "headers", "GET_X"})
+    assert "getRawHeaders" not in [s.name for s in index.candidates("get", 50)]
+    pool = [s.name for s in index.candidates("get", 50, mentioned=mentioned)]
+    assert pool[:2] == ["get", "getRawHeaders"]
+    assert len(pool) == 50
+    # A name the query does not start is not pulled in.
+    assert "headers" not in pool
+
+
+def test_a_narrower_pool_is_a_prefix_of_a_wider_one_with_mentioned_names() -> None:
+    names = [f"get{i:03d}" for i in range(300)] + [f"getLong{i:03d}Name" for i in range(100)]
+    index = make_index(names)
+    mentioned = frozenset(f"getLong{i:03d}Name" for i in range(0, 100, 2))
+    wide = index.candidates("get", 500, mentioned=mentioned)
+    for width in (50, 100, 250):
+        assert index.candidates("get", width, mentioned=mentioned) == wide[:width], width
 
 
 def test_exact_matches_are_never_cut_by_the_width() -> None:
@@ -239,6 +262,7 @@ def test_the_best_answers_do_not_depend_on_the_result_limit(
     """The first k answers at limit k are the first k at any larger limit:
     an editor's maxResults never changes which definition is best."""
     ns = _generated_workspace(seed)
-    widest = search(ns, query, 100, 0, open_file)
+    hints = WorkspaceHints(mentioned=frozenset({"getConfig", "http_request_error", "seterror"}))
+    widest = search(ns, query, 100, 0, open_file, hints=hints)
     for k in (1, 10, 20):
-        assert search(ns, query, k, 0, open_file) == widest[:k], k
+        assert search(ns, query, k, 0, open_file, hints=hints) == widest[:k], k

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from nearsym.core.model import Kind
 from nearsym.index import keys as key_walk
-from nearsym.index import retrieval, subset, where
+from nearsym.index import subset, where
 from nearsym.index.encoding import joined, slices
 from nearsym.index.keys import KeyCheck, Subsequence, Substring, merged_keys
 from nearsym.index.retrieval import _Retrieval
@@ -220,14 +220,14 @@ def test_owners_like_is_the_same_in_numpy_and_by_regex(owner: str) -> None:
             [sym(f"m{k}", rel, Kind.METHOD, owners[(f + k) % len(owners)], k) for k in range(5)],
         )
     for seg in index.segments:
-        saved = retrieval.OWNERS_IN_NUMPY
+        saved = key_walk.OWNERS_IN_NUMPY
         try:
-            retrieval.OWNERS_IN_NUMPY = 0
-            fast = retrieval._owners_like(seg, owner.encode())
-            retrieval.OWNERS_IN_NUMPY = 1 << 30
-            slow = retrieval._owners_like(seg, owner.encode())
+            key_walk.OWNERS_IN_NUMPY = 0
+            fast = key_walk.owners_like(seg, owner.encode())
+            key_walk.OWNERS_IN_NUMPY = 1 << 30
+            slow = key_walk.owners_like(seg, owner.encode())
         finally:
-            retrieval.OWNERS_IN_NUMPY = saved
+            key_walk.OWNERS_IN_NUMPY = saved
         assert fast.tolist() == slow.tolist(), owner
 
 

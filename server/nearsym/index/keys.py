@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from nearsym.index.encoding import holding, holding_in_order, slices
+from nearsym.index.encoding import U32, char_mask, holding, holding_in_order, slices
 from nearsym.index.segment import Segment
 from nearsym.index.streams import KEY_PIECE
 
@@ -172,3 +172,34 @@ def merged_keys(
         s_no, seg, chunks = sources[0]
         return walk(s_no, seg, chunks)
     return heapq.merge(*(walk(s_no, seg, chunks) for s_no, seg, chunks in sources))
+
+
+OWNERS_IN_NUMPY = 256
+"""Containers from which `owners_like` tests them all at once in numpy
+(`encoding.holding_in_order`) rather than by the regex of sliced keys: a
+guess at where the numpy pass's fixed cost (a pass per byte of the owner
+over the containers' bytes) falls below a regex step per key."""
+
+
+def owners_like(seg: Segment, owner: bytes) -> NDArray[np.bool_]:
+    """Per container of `seg`: does it hold `owner` in order?"""
+    ok = np.zeros(seg.container_count, dtype=bool)
+    if len(owner) == 1 and (97 <= owner[0] <= 122 or owner[0] == 95):
+        m = U32(char_mask(owner))
+        ok[(seg.cont_masks & m) == m] = True  # a letter's (or `_`'s) mask bit is exact
+        return ok
+    if b"\n" not in owner:
+        # Only which containers pass counts here: not `Segment.owners`'
+        # shortest-first order, which costs a sort.
+        m = U32(char_mask(owner))
+        some = np.flatnonzero((seg.cont_masks & m) == m)
+        if len(some) >= OWNERS_IN_NUMPY:
+            ok[some[holding_in_order(seg.cont_lower, seg.cont_off, some, owner)]] = True
+            return ok
+    maybe = seg.owners(owner)
+    check = Subsequence(owner)
+    for at in range(0, len(maybe), 4096):
+        ids = maybe[at : at + 4096]
+        passing = check.passing(seg.owner_keys(ids))
+        ok[ids[np.asarray(passing, dtype=bool)]] = True
+    return ok

@@ -7,6 +7,10 @@ in tiers that mirror how strongly a name answers the query:
 
 1. exact names (all of them, even past the pool width: an exact match is
    never lost),
+   then the names the open file mentions that start with the query, up to
+   `MENTIONED_FIRST` rows (clangd's Dex boosts the open file's context
+   before it cuts; here the cut is by name length, and on a large
+   repository a three-letter prefix's own tier holds thousands of names),
 2. names whose word initials are the query (`CE` -> `ConfigError`, `gfs`
    -> `get_file_size`; names of two words or more, from the segments'
    initials index), up to `INITIALS_FIRST` rows,
@@ -48,21 +52,19 @@ allowed rather than the index.
 from __future__ import annotations
 
 import itertools
-import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-from nearsym.core.model import Symbol, file_path
-from nearsym.core.proximity import directory_distance
+from nearsym.core.model import Symbol
 from nearsym.core.query import Query
 from nearsym.core.typos import TYPO_MIN_LENGTH, variants
 from nearsym.core.words import is_subsequence
-from nearsym.index import where
-from nearsym.index.encoding import U32, char_mask, holding_in_order
-from nearsym.index.keys import KeyCheck, Subsequence, Substring, merged_keys
+from nearsym.index import nearby, where
+from nearsym.index.encoding import U32
+from nearsym.index.keys import KeyCheck, Subsequence, Substring, merged_keys, owners_like
 from nearsym.index.segment import Segment
 from nearsym.index.subset import Starting, Within, exact_many, shared_start
 
@@ -73,6 +75,11 @@ INITIALS_FIRST = 250
 """Rows of names whose initials are the query taken before the names it
 starts (half the widest pool); the rest of them come after those. A fixed
 number, so that a narrower pool is still a prefix of a wider one."""
+
+MENTIONED_FIRST = 64
+"""Rows of the names the open file mentions and the query starts taken
+right after the exact names (`candidates(mentioned=...)`). A fixed number,
+so that a narrower pool is still a prefix of a wider one."""
 
 TYPOS_BELOW = 10
 """A pool of fewer rows than this (true matches), none of them the name
@@ -114,7 +121,12 @@ class Rows(Protocol):
 
 
 def candidates(
-    index: Rows, query: Query, width: int, open_file: str | None, shown: int | None = None
+    index: Rows,
+    query: Query,
+    width: int,
+    open_file: str | None,
+    shown: int | None = None,
+    mentioned: frozenset[str] = frozenset(),
 ) -> list[Symbol]:
     """The candidate pool for `query` in `index`, in retrieval order.
 
@@ -126,10 +138,12 @@ def candidates(
     owner's base classes gets the rows `where.widen` adds; `shown`, when
     given, is how many rows of the answer can be shown (offset and limit),
     which bounds what the located rows must fill (see `where.widen`).
+    `mentioned`: the identifiers the open file mentions; those the query
+    starts come right after the exact names (see the module note).
     """
     retrieval = _Retrieval(index)
     if query.empty:
-        return retrieval.nearest(open_file, width)
+        return nearby.nearest(index, open_file, width)
     text = query.folded
     keep: RowFilter | None = None
     first: RowFilter | None = None
@@ -148,9 +162,10 @@ def candidates(
                 container = s.container.lower()
                 return container == owner or container.endswith("." + owner)
 
-            allowed = [_owners_like(seg, _bytes(owner)) for seg in retrieval.segs]
+            allowed = [owners_like(seg, _bytes(owner)) for seg in retrieval.segs]
     keep = where.admitting(query, keep)
-    pool = retrieval.fill(_bytes(text), width, keep, first, allowed)
+    context = nearby.starting_with(mentioned, text) if mentioned else []
+    pool = retrieval.fill(_bytes(text), width, keep, first, allowed, context=context)
     if (
         keep is None
         and len(pool) < TYPOS_BELOW
@@ -200,11 +215,13 @@ class _Retrieval:
         first: RowFilter | None,
         allowed: list[NDArray[np.bool_]] | None = None,
         narrow: where.Narrow | None = None,
+        context: Sequence[bytes] = (),
     ) -> list[Symbol]:
         """The pool of `q`, tier by tier (see the module note). `keep` tests
         each row; `allowed` (per segment, per container) and `narrow` (per
         segment, per row: a test `keep` implies) drop rows before they are
-        built."""
+        built; `context`: the keys (lower-case names) the open file
+        mentions that start with `q`, taken after the exact names."""
         segs = self.segs
         seen: set[tuple[int, int]] = set()
         # The entries that can give a row at all, where the owners or the
@@ -240,6 +257,9 @@ class _Retrieval:
         every = KeyCheck() if filtered else None
         initials = len(q) >= 2
         tiers: list[tuple[Lookup, KeyCheck | None, int]] = [
+            # Names the open file mentions (`context`) first: the prefix
+            # tier cuts by length, which knows nothing of the person.
+            (lambda seg, w: nearby.entries_of(seg, context, w), None, count + MENTIONED_FIRST),
             # Names whose words' initials are the query (`CE` -> ConfigError)
             # share the pool with the names it starts: a short query's prefix
             # tier alone would fill the pool.
@@ -251,7 +271,9 @@ class _Retrieval:
             (lambda seg, w: seg.subsequence(q, w), ordered, width),
         ]
         if not initials:
-            tiers = [tiers[1], *tiers[4:]]
+            tiers = [tiers[0], tiers[2], *tiers[5:]]
+        if not context:
+            tiers = tiers[1:]
         for lookup, check, cap in tiers:
             if count >= width:
                 break
@@ -265,7 +287,9 @@ class _Retrieval:
                 batch = list(itertools.islice(groups, min(256, max(16, cap - count))))
                 if not batch:
                     break
-                count = self._take(batch, keep, allowed, cap, count, seen, pieces, narrow)
+                count = self._take(
+                    batch, keep, allowed, cap, count, seen, pieces, narrow, cap >= width
+                )
         pool.extend(self._assemble(pieces))
         if len(pool) < width and keep is None:
             # Tier 7: definitions whose owner holds the query in order (a
@@ -351,9 +375,13 @@ class _Retrieval:
         seen: set[tuple[int, int]],
         pieces: list[tuple[int, NDArray[np.uint32]] | list[Symbol]],
         narrow: where.Narrow | None = None,
+        last: bool = True,
     ) -> int:
         """Add `batch`'s rows to `pieces`, group by group, until `count`
-        reaches `width` (the group that reaches it is whole); the new count."""
+        reaches `width` (the group that reaches it is whole); the new count.
+        `last`: `width` is the pool's, so rows past it are not built (a
+        tier's own cap short of the pool's takes its last group whole: the
+        group is seen, and no later tier would give the rest of it)."""
         segs = self.segs
         singles: dict[int, tuple[list[int], list[int]]] = {}
         for at, group in enumerate(batch):
@@ -386,7 +414,7 @@ class _Retrieval:
         for at, group in enumerate(batch):
             seen.update(group)
             place = slot.get(at)
-            if place is None and keep is None and allowed is None:
+            if place is None and keep is None and allowed is None and last:
                 # Rows past the width are cut from the pool: build only those
                 # that can stay.
                 listed = self._group_rows_first(group, width - count)
@@ -519,24 +547,6 @@ class _Retrieval:
                 out[i] = symbol
         return [s for s in out if s is not None]
 
-    def nearest(self, open_file: str | None, width: int) -> list[Symbol]:
-        if open_file is None:
-            order = sorted(self.index.files)
-        else:
-
-            def distance(path: str) -> tuple[int, int, str]:
-                file = file_path(self.index.root, path)
-                same = 0 if os.path.normpath(file) == os.path.normpath(open_file) else 1
-                return (same, directory_distance(file, open_file), path)
-
-            order = sorted(self.index.files, key=distance)
-        pool: list[Symbol] = []
-        for path in order:
-            pool.extend(self.index.symbols_of(path))
-            if len(pool) >= width:
-                return pool[:width]
-        return pool
-
 
 def _of(ids: NDArray[np.uint32], only: Within | None) -> NDArray[np.uint32]:
     """The entries `ids` in `only` (all of them without it)."""
@@ -547,37 +557,6 @@ def _bytes(text: str) -> bytes:
     """A query's UTF-8 bytes; a lone surrogate (JSON can carry one) passes
     through as bytes no indexed name holds."""
     return text.encode("utf-8", "surrogatepass")
-
-
-OWNERS_IN_NUMPY = 256
-"""Containers from which `_owners_like` tests them all at once in numpy
-(`encoding.holding_in_order`) rather than by the regex of sliced keys: a
-guess at where the numpy pass's fixed cost (a pass per byte of the owner
-over the containers' bytes) falls below a regex step per key."""
-
-
-def _owners_like(seg: Segment, owner: bytes) -> NDArray[np.bool_]:
-    """Per container of `seg`: does it hold `owner` in order?"""
-    ok = np.zeros(seg.container_count, dtype=bool)
-    if len(owner) == 1 and (97 <= owner[0] <= 122 or owner[0] == 95):
-        m = U32(char_mask(owner))
-        ok[(seg.cont_masks & m) == m] = True  # a letter's (or `_`'s) mask bit is exact
-        return ok
-    if b"\n" not in owner:
-        # Only which containers pass counts here: not `Segment.owners`'
-        # shortest-first order, which costs a sort.
-        m = U32(char_mask(owner))
-        some = np.flatnonzero((seg.cont_masks & m) == m)
-        if len(some) >= OWNERS_IN_NUMPY:
-            ok[some[holding_in_order(seg.cont_lower, seg.cont_off, some, owner)]] = True
-            return ok
-    maybe = seg.owners(owner)
-    check = Subsequence(owner)
-    for at in range(0, len(maybe), 4096):
-        ids = maybe[at : at + 4096]
-        passing = check.passing(seg.owner_keys(ids))
-        ok[ids[np.asarray(passing, dtype=bool)]] = True
-    return ok
 
 
 def _groups(

@@ -194,7 +194,8 @@ def ranked_pool(
         hints or WorkspaceHints(),
         frozenset(ns.root for ns in namespaces if ns.dependency),
     )
-    pools = [ns.index.candidates(parsed, width, open_file, shown) for ns in namespaces]
+    mentioned = context.hints.mentioned if policy.open_mentions_pool else frozenset()
+    pools = [ns.index.candidates(parsed, width, open_file, shown, mentioned) for ns in namespaces]
     if extra is not None:
         pools.extend(list(p) for p in extra())
     # Blocks are cut before dropping zero-evidence rows, so that a block's

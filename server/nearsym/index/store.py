@@ -476,9 +476,10 @@ class SymbolIndex:
         width: int,
         open_file: str | None = None,
         shown: int | None = None,
+        mentioned: frozenset[str] = frozenset(),
     ) -> list[Symbol]:
         """The candidate pool for `query` (a `str` is parsed here, for callers
         that hold the text alone), in retrieval order: see
         `retrieval.candidates`."""
         parsed = Query.parse(query) if isinstance(query, str) else query
-        return retrieval.candidates(self, parsed, width, open_file, shown)
+        return retrieval.candidates(self, parsed, width, open_file, shown, mentioned)

@@ -185,7 +185,11 @@ class LspFigures:
     tree: Memory = field(default_factory=lambda: Memory(0, 0, 0))
     """The whole process tree a second after the index's progress ended."""
     tree_settled: Memory = field(default_factory=lambda: Memory(0, 0, 0))
-    """The whole process tree after the query mix."""
+    """The whole process tree right after the query mix's last answer."""
+    tree_quiet: Memory = field(default_factory=lambda: Memory(0, 0, 0))
+    """The whole process tree a second after the query mix, as a person
+    pays between bursts of typing (the server trims its heap once quiet:
+    `server.IDLE_TRIM`)."""
     samples: list[float] = field(default_factory=list)
 
 
@@ -306,6 +310,8 @@ async def lsp_latency(
         figures.samples.append(time.perf_counter() - t0)
     figures.rss_settled = _status_bytes(process.pid, "VmRSS:")
     figures.tree_settled = tree_memory(process.pid)
+    await asyncio.sleep(1.0)
+    figures.tree_quiet = tree_memory(process.pid)
     await request("shutdown", None)
     send({"method": "exit", "params": None})
     await process.wait()
@@ -452,7 +458,8 @@ def run(
             )
             for when, trees in (
                 ("at index end", [r.tree for r in measured]),
-                ("after the query mix", [r.tree_settled for r in measured]),
+                ("right after the query mix", [r.tree_settled for r in measured]),
+                ("a second after the query mix", [r.tree_quiet for r in measured]),
             ):
                 tree_rss = _median([float(t.rss) for t in trees])
                 tree_pss = _median([float(t.pss) for t in trees])
