@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from nearsym.core.model import Kind
 from nearsym.index import keys as key_walk
-from nearsym.index import subset, where
+from nearsym.index import nearby, subset, where
 from nearsym.index.encoding import joined, slices
 from nearsym.index.keys import KeyCheck, Subsequence, Substring, merged_keys
 from nearsym.index.retrieval import _Retrieval
@@ -229,6 +229,31 @@ def test_owners_like_is_the_same_in_numpy_and_by_regex(owner: str) -> None:
         finally:
             key_walk.OWNERS_IN_NUMPY = saved
         assert fast.tolist() == slow.tolist(), owner
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_open_file_s_names_are_found_alike_one_by_one_and_all_at_once(seed: int) -> None:
+    rng = random.Random(seed)
+    index = _names_index(rng, 40)
+    names = ["reader", "Reader", "readers", "readerX", "ringbuf", "rign_b", "absent", "r", ""]
+    names += [f"reader{rng.choice(['x', 'X', '_b', 'Buf', 'zz'])}{k}" for k in range(40)]
+    keys = nearby.starting_with(frozenset(names), "r")
+    assert b"r" not in keys and b"absent" not in keys and keys == sorted(keys)
+    every: set[bytes] = set()
+    for seg in index.segments:
+        saved = nearby.ONE_BY_ONE
+        try:
+            nearby.ONE_BY_ONE = 0
+            together = nearby.entries_of(seg, keys, None)
+            nearby.ONE_BY_ONE = 1 << 30
+            alone = nearby.entries_of(seg, keys, None)
+        finally:
+            nearby.ONE_BY_ONE = saved
+        assert [c.tolist() for c in together] == [c.tolist() for c in alone]
+        found = {seg.key(int(e)) for c in alone for e in c}
+        assert found == {k for k in keys if seg.exact(k)}
+        every |= found
+    assert {b"reader", b"readers"} <= every
 
 
 def _merged_slowly(sources, owners, check, budget):  # type: ignore[no-untyped-def]

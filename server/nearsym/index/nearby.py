@@ -18,7 +18,12 @@ from nearsym.core.model import Symbol, file_path
 from nearsym.core.proximity import directory_distance
 from nearsym.index.encoding import U32
 from nearsym.index.segment import Segment
-from nearsym.index.subset import Within
+from nearsym.index.subset import Within, exact_many
+
+ONE_BY_ONE = 32
+"""Keys up to which `entries_of` bisects each alone; past it, all at once
+in numpy (an open file of 31,000 identifiers, `n` typed: 11 ms more than
+without it one by one, on the Linux kernel's index)."""
 
 
 class Files(Protocol):
@@ -74,7 +79,12 @@ def entries_of(
 ) -> list[NDArray[np.uint32]]:
     """The entries of `seg` equal to one of `keys` (sorted), of `within`
     only when given, shortest first: one chunk, as a tier's lookup gives."""
-    found = [np.arange(r.start, r.stop, dtype=U32) for k in keys if (r := seg.exact(k))]
+    if len(keys) > ONE_BY_ONE:
+        whole = range(len(seg))
+        spans = exact_many(seg, list(keys), [whole] * len(keys))
+    else:
+        spans = [seg.exact(k) for k in keys]
+    found = [np.arange(r.start, r.stop, dtype=U32) for r in spans if r]
     if not found:
         return []
     ids = np.concatenate(found)
