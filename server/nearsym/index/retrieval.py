@@ -256,24 +256,24 @@ class _Retrieval:
         count = len(pool)
         every = KeyCheck() if filtered else None
         initials = len(q) >= 2
-        tiers: list[tuple[Lookup, KeyCheck | None, int]] = [
-            # Names the open file mentions (`context`) first: the prefix
-            # tier cuts by length, which knows nothing of the person.
-            (lambda seg, w: nearby.entries_of(seg, context, w), None, count + MENTIONED_FIRST),
+        tiers: list[tuple[Lookup, KeyCheck | None, int]] = []
+        if context:
+            # Names the open file mentions first: the prefix tier cuts by
+            # length, which knows nothing of the person.
+            tiers.append(
+                (lambda seg, w: nearby.entries_of(seg, context, w), None, count + MENTIONED_FIRST)
+            )
+        if initials:
             # Names whose words' initials are the query (`CE` -> ConfigError)
             # share the pool with the names it starts: a short query's prefix
             # tier alone would fill the pool.
-            (lambda seg, w: seg.initials(q, True, w), every, count + INITIALS_FIRST),
-            (lambda seg, w: seg.prefix(q, w), every, width),
-            (lambda seg, w: seg.initials(q, True, w), every, width),
-            (lambda seg, w: seg.initials(q, False, w), every, width),
-            (lambda seg, w: seg.containing(q, w), Substring(q), width),
-            (lambda seg, w: seg.subsequence(q, w), ordered, width),
-        ]
-        if not initials:
-            tiers = [tiers[0], tiers[2], *tiers[5:]]
-        if not context:
-            tiers = tiers[1:]
+            tiers.append((lambda seg, w: seg.initials(q, True, w), every, count + INITIALS_FIRST))
+        tiers.append((lambda seg, w: seg.prefix(q, w), every, width))
+        if initials:
+            tiers.append((lambda seg, w: seg.initials(q, True, w), every, width))
+            tiers.append((lambda seg, w: seg.initials(q, False, w), every, width))
+        tiers.append((lambda seg, w: seg.containing(q, w), Substring(q), width))
+        tiers.append((lambda seg, w: seg.subsequence(q, w), ordered, width))
         for lookup, check, cap in tiers:
             if count >= width:
                 break

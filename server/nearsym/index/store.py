@@ -354,6 +354,8 @@ class SymbolIndex:
         merged = self._merged(parts, paths, meanwhile)
         with guard:
             inputs = {id(p) for p in parts}
+            if self._installed in inputs:  # merged away: its id may be reused
+                self._installed = 0
             for fid in merged.file_ids.tolist():
                 owner = self._owner.get(fid)
                 if owner is not None and id(owner) in inputs:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from lsprotocol import types
@@ -82,7 +83,7 @@ class NearsymServer(LanguageServer):
         """Set by `initialize`: requests before it are refused."""
         self.focus = Focus()
         self.symbol_kinds = client_symbol_kinds(None)
-        self.tasks: set[asyncio.Task[None]] = set()
+        self.tasks: set[asyncio.Future[Any]] = set()
         self.jobs: set[asyncio.Future[Any]] = set()
         """Jobs off the loop no query waits for (`track_background`)."""
         self.changes: set[asyncio.Future[Any]] = set()
@@ -139,41 +140,18 @@ class NearsymServer(LanguageServer):
     def spawn(self, coroutine: Any) -> None:
         """Run a background job, keeping a reference so it is not collected,
         and logging (never raising) what it fails with."""
-        task: asyncio.Task[None] = asyncio.ensure_future(coroutine)
-        self.tasks.add(task)
-
-        def done(t: asyncio.Task[None]) -> None:
-            self.tasks.discard(t)
-            if not t.cancelled() and t.exception() is not None:
-                log.error("background job failed", exc_info=t.exception())
-
-        task.add_done_callback(done)
+        _hold(asyncio.ensure_future(coroutine), self.tasks, "background job failed")
 
     def track_background(self, job: asyncio.Future[Any]) -> None:
         """A job off the loop no query waits for: kept referenced until it
         ends, what it fails with logged."""
-        self.jobs.add(job)
-
-        def done(f: asyncio.Future[Any]) -> None:
-            self.jobs.discard(f)
-            if not f.cancelled() and f.exception() is not None:
-                log.error("background job failed", exc_info=f.exception())
-
-        job.add_done_callback(done)
+        _hold(job, self.jobs, "background job failed")
 
     def track(self, change: asyncio.Future[Any], opening: bool = False) -> None:
         """A change being applied off the loop, which queries wait for (up
         to `OPEN_WAIT` for a buffer just `opening`, else `SETTLE_WAIT`)."""
         waiting = self.opening if opening else self.changes
-        waiting.add(change)
-
-        def done(f: asyncio.Future[Any]) -> None:
-            waiting.discard(f)
-            self._quiet_later()
-            if not f.cancelled() and f.exception() is not None:
-                log.error("applying a change failed", exc_info=f.exception())
-
-        change.add_done_callback(done)
+        _hold(change, waiting, "applying a change failed", self._quiet_later)
 
     async def settle(self) -> None:
         """Before a query: start every pending buffer reparse, and wait up to
@@ -228,3 +206,24 @@ class NearsymServer(LanguageServer):
         if uri not in self.workspace.text_documents:
             return None
         return self.workspace.get_text_document(uri).source.encode("utf-8", "surrogatepass")
+
+
+def _hold(
+    job: asyncio.Future[Any],
+    held: set[asyncio.Future[Any]],
+    failure: str,
+    then: Callable[[], None] | None = None,
+) -> None:
+    """Keep `job` in `held` until it ends (so it is not collected, and so
+    whoever reads `held` sees it running), then log what it failed with as
+    `failure` and call `then`."""
+    held.add(job)
+
+    def done(f: asyncio.Future[Any]) -> None:
+        held.discard(f)
+        if then is not None:
+            then()
+        if not f.cancelled() and f.exception() is not None:
+            log.error(failure, exc_info=f.exception())
+
+    job.add_done_callback(done)

@@ -21,9 +21,8 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from nearsym.extract.languages import LANGUAGES
-from nearsym.workspace.inotify import InotifyWatcher
 from nearsym.workspace.live import Change, LiveWorkspace
-from nearsym.workspace.watcher import WatcherProcess, discard_spare, new_watcher
+from nearsym.workspace.watcher import Watcher, discard_spare, new_watcher
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +66,8 @@ class Watching:
         re-walks its folder, which takes seconds on a large tree."""
         self.client_watches = False
         """The client reports changes (`workspace/didChangeWatchedFiles`)."""
-        self._watcher: WatcherProcess | InotifyWatcher | None = None
-        self._closed: WatcherProcess | InotifyWatcher | None = None
+        self._watcher: Watcher | None = None
+        self._closed: Watcher | None = None
         """The last watcher closed, which may still be exiting."""
         self.ready = threading.Event()
         """Set once file changes are being watched (by the client or by our
@@ -105,7 +104,7 @@ class Watching:
                 break
             self._watcher = watcher
 
-            def ready(old: WatcherProcess | InotifyWatcher | None = old) -> None:
+            def ready(old: Watcher | None = old) -> None:
                 if old is not None:
                     old.close()
                 self.ready.set()

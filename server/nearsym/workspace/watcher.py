@@ -188,7 +188,7 @@ process is for the other systems (and for a Linux without a descriptor
 to spare)."""
 
 
-def new_watcher(roots: list[str]) -> WatcherProcess | InotifyWatcher:
+def new_watcher(roots: list[str]) -> Watcher:
     """Our watcher of `roots`: inotify on a thread of the server where it
     can be had (no second interpreter: 14 MB of PSS less watching the Linux
     kernel), else the helper process."""
@@ -330,6 +330,10 @@ class WatcherProcess:
         """Stop without waiting (shutdown): the helper exits on stdin EOF."""
         if self._process is not None:
             _close_stdin(self._process)
+
+
+Watcher = WatcherProcess | InotifyWatcher
+"""Our watcher, either kind: the same `run` and `close`."""
 
 
 def helper_main(argv: list[str]) -> int:
