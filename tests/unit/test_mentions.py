@@ -14,7 +14,7 @@ from nearsym.core.filedefs import FileDefs
 from nearsym.core.rank import RankContext, RankPolicy, mention_bucket
 from nearsym.extract.definitions import extract_defs
 from nearsym.extract.languages import language_for_path
-from nearsym.extract.mentions import mention_keys, name_key
+from nearsym.extract.mentions import mention_keys, mentions_of, name_key, name_keys_of
 from nearsym.index import mentions as mentions_module
 from nearsym.index.build import merge
 from nearsym.index.mentions import MentionCounts
@@ -247,3 +247,33 @@ def test_a_file_added_while_the_final_merge_runs_keeps_its_counts(
     index.compact(lock)
     assert index.mention_counts(["late_name", "name1_0", "noise"]) == [1, 1, 0]
     assert len(index.segments) == 2
+
+
+def test_a_task_of_files_scanned_at_once_gives_each_file_its_own_keys() -> None:
+    sources = [
+        b"alpha beta",
+        b"",
+        b"beta gamma_delta_epsilon_zeta alpha",  # 26 bytes: four chunks
+        b"x",
+        b"eightchr ninechars sixteen_chars_x seventeen_chars_x",
+    ]
+    assert mentions_of(sources) == [mention_keys(s) for s in sources]
+    assert mentions_of([]) == []
+    # no token runs from one file into the next
+    assert name_key("betabeta") not in array("I", b"".join(mentions_of([b"beta", b"beta"])))
+
+
+def test_a_names_key_is_its_tokens_at_every_length_and_place() -> None:
+    names = ["ab", "abcdefg", "abcdefgh", "abcdefghi", "x" * 16, "x" * 17, "y" * 40, "_$a9"]
+    text = " ".join(names).encode() + b"\n" + "+".join(reversed(names)).encode()
+    got = array("I")
+    got.frombytes(mention_keys(text))
+    assert list(got) == sorted({name_key(n) for n in names})
+    assert len(set(name_keys_of(names).tolist())) == len(names)
+    assert name_keys_of(names).tolist() == [name_key(n) for n in names]
+
+
+def test_numbers_and_non_identifier_bytes_are_not_mentions() -> None:
+    got = array("I")
+    got.frombytes(mention_keys("0x1f 10UL 3rd a1 naïve $x".encode()))
+    assert list(got) == sorted({name_key(n) for n in ("a1", "na", "ve", "$x")})

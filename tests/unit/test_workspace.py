@@ -181,3 +181,30 @@ def test_one_link_rule_for_walks_events_and_buffers(tmp_path: Path) -> None:
     live.disk_changed([(Change.CHANGED, secret)])
     live.open_buffer(str(root / "ext" / "new.py"), b"def typed_outside(): pass\n")
     assert sorted(ns.index.files) == ["a.py", "alias.py"]
+
+
+def test_a_workers_task_gives_each_file_what_it_would_alone(tmp_path: Path) -> None:
+    """A task's files share one scan for their mentions (`parse_many`):
+    each gets its own, and a file skipped, gone or of an unknown language
+    in the middle takes nothing from its neighbours."""
+    from nearsym.core.filedefs import FileDefs
+    from nearsym.workspace.pool import GONE, OK, SKIPPED, parse_many, parse_one
+
+    write(tmp_path, "a.py", "def alpha(): return beta_value\n")
+    write(tmp_path, "b.go", "package b\nfunc Gamma() { delta_value() }\n")
+    (tmp_path / "bin.py").write_bytes(b"def x(): pass\n\0\0")
+    write(tmp_path, "c.py", "class Epsilon: zeta_value = 1\n")
+    jobs = [
+        (str(tmp_path / "a.py"), "a.py", "python"),
+        (str(tmp_path / "b.go"), "b.go", "go"),
+        (str(tmp_path / "bin.py"), "bin.py", "python"),
+        (str(tmp_path / "gone.py"), "gone.py", "python"),
+        (str(tmp_path / "c.txt"), "c.txt", "no such language"),
+        (str(tmp_path / "c.py"), "c.py", "python"),
+    ]
+    together = parse_many(jobs, 1000)
+    alone = [parse_one(*job, 1000) for job in jobs]
+    assert together == alone
+    assert [r[1] for r in together] == [OK, OK, SKIPPED, GONE, SKIPPED, OK]
+    mentions = [FileDefs.decode(r[4]).mentions for r in together if r[1] == OK]
+    assert len(set(mentions)) == 3 and all(mentions)

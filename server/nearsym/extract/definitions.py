@@ -101,9 +101,11 @@ def extract_symbols(source: bytes, spec: LanguageSpec, root: str, path: str) -> 
         return []
 
 
-def extract_defs(source: bytes, spec: LanguageSpec) -> FileDefs:
+def extract_defs(source: bytes, spec: LanguageSpec, mentions: bool = True) -> FileDefs:
     """Every definition in `source`, in file order, as columns (what an
-    indexing worker sends back and the cache stores). Raises TooBroken."""
+    indexing worker sends back and the cache stores). Raises TooBroken.
+    Without `mentions`, the caller finds them (`mentions_of` a task's
+    files at once)."""
     definitions = _definitions(source, spec)
     names: list[str] = []
     containers: list[str] = []
@@ -131,7 +133,12 @@ def extract_defs(source: bytes, spec: LanguageSpec) -> FileDefs:
                 )
             )
     return FileDefs(
-        spec.name, tuple(names), tuple(containers), bytes(kinds), spans, mention_keys(source)
+        spec.name,
+        tuple(names),
+        tuple(containers),
+        bytes(kinds),
+        spans,
+        mention_keys(source) if mentions else b"",
     )
 
 

@@ -54,12 +54,13 @@ from nearsym.index.allocator import trim
 
 log = logging.getLogger(__name__)
 
-FORMAT = 15
+FORMAT = 16
 """Bumped whenever what a stored record means changes (12: the kind byte
 carries the deprecated bit; 13: paths as bytes, a CRC-32 per row and per
 snapshot part, a key per settings; 14: a record carries the file's mentions
 and a snapshot the mention counts; 15: a snapshot part's data is its row's
-last column), so an older cache is discarded, not misread."""
+last column; 16: mention keys are `extract.mentions`' hash, not CRC-32),
+so an older cache is discarded, not misread."""
 RACY_SECONDS = 2.0
 
 

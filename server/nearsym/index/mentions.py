@@ -34,11 +34,12 @@ The counts are read per query for the pool's distinct names at once
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import islice
 
 import numpy as np
 from numpy.typing import NDArray
 
-from nearsym.extract.mentions import name_key
+from nearsym.extract.mentions import name_keys_of
 from nearsym.index.encoding import sorted_unique
 
 U16_MAX = 65_535
@@ -60,7 +61,13 @@ _EMPTY_COUNTS: NDArray[np.uint16] = np.zeros(0, dtype=np.uint16)
 
 def name_keys(names: Iterable[str]) -> NDArray[np.uint32]:
     """The sorted distinct keys of `names`."""
-    keys = np.fromiter((name_key(n) for n in names), dtype=np.uint32)
+    # A slice at a time: the Linux kernel's 3 million names encoded at once
+    # would hold 150 MB of `bytes` objects.
+    it = iter(names)
+    parts = [_EMPTY_KEYS]
+    while chunk := list(islice(it, 65_536)):
+        parts.append(name_keys_of(chunk))
+    keys = np.concatenate(parts)
     # By sorting: numpy 2's hashing `unique` took seconds on the Linux
     # kernel's 3 million names.
     return sorted_unique(keys)  # type: ignore[no-any-return]
@@ -161,7 +168,7 @@ class MentionCounts:
         """Files mentioning each of `names` (0 for a name none mentions)."""
         if not names:
             return []
-        keys = np.fromiter((name_key(n) for n in names), dtype=np.uint32, count=len(names))
+        keys = name_keys_of(names)
         out = np.zeros(len(names), dtype=np.int64)
         for table, values in (self._recent_tally(), (self._keys, self._counts)):
             if not len(table):

@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from nearsym.core.filedefs import FileDefs
@@ -44,28 +45,45 @@ Result = FileDefs | Exception
 
 
 def parse_one(path: str, rel: str, language: str, max_bytes: int) -> Parsed:
-    spec = language_named(language)
-    if spec is None:
-        return (rel, SKIPPED, -1, 0, b"unknown language")
-    try:
-        data, st = read_source_stat(path, max_bytes)
-        from nearsym.extract.definitions import TooBroken, extract_defs
+    return parse_many([(path, rel, language)], max_bytes)[0]
 
+
+def parse_many(jobs: Sequence[tuple[str, str, str]], max_bytes: int) -> list[Parsed]:
+    """(absolute path, relative path, language) each: read and extracted
+    one by one, their mentions found in one pass (`mentions_of`: numpy's
+    calls cost per pass, not per file)."""
+    from nearsym.extract.definitions import TooBroken, extract_defs
+    from nearsym.extract.mentions import mentions_of
+
+    results: list[Parsed] = []
+    found: list[tuple[int, FileDefs, bytes]] = []
+    for path, rel, language in jobs:
+        spec = language_named(language)
+        if spec is None:
+            results.append((rel, SKIPPED, -1, 0, b"unknown language"))
+            continue
         try:
-            return (rel, OK, st.st_size, st.st_mtime_ns, extract_defs(data, spec).encode())
-        except TooBroken as why:
-            return (rel, SKIPPED, -1, 0, str(why).encode())
-    except SkippedFile as why:
-        return (rel, SKIPPED, -1, 0, str(why).encode())
-    except OSError as error:
-        return (rel, GONE, -1, 0, (error.strerror or str(error)).encode())
+            data, st = read_source_stat(path, max_bytes)
+            defs = extract_defs(data, spec, mentions=False)
+        except (TooBroken, SkippedFile) as why:
+            results.append((rel, SKIPPED, -1, 0, str(why).encode()))
+            continue
+        except OSError as error:
+            results.append((rel, GONE, -1, 0, (error.strerror or str(error)).encode()))
+            continue
+        found.append((len(results), defs, data))
+        results.append((rel, OK, st.st_size, st.st_mtime_ns, b""))
+    for (at, defs, _), keys in zip(found, mentions_of([data for _, _, data in found]), strict=True):
+        rel, status, size, mtime_ns, _ = results[at]
+        results[at] = (rel, status, size, mtime_ns, replace(defs, mentions=keys).encode())
+    return results
 
 
 def parse_jobs(jobs: Sequence[tuple[str, str, str]], max_bytes: int) -> tuple[list[Parsed], float]:
-    """A worker's task: (absolute path, relative path, language) each; also
-    the CPU seconds it took (for `nearsym bench`)."""
+    """A worker's task (`parse_many`); also the CPU seconds it took (for
+    `nearsym bench`)."""
     started = time.process_time()
-    results = [parse_one(path, rel, lang, max_bytes) for path, rel, lang in jobs]
+    results = parse_many(jobs, max_bytes)
     return results, time.process_time() - started
 
 
