@@ -123,19 +123,30 @@ class MentionCounts:
         self._merge(keys, counts)
 
     def _merge(self, keys: NDArray[np.uint32], counts: NDArray[np.int64]) -> None:
+        """Add `counts` of the distinct `keys` (sorted) to the base. Each key
+        is found at most once, so the base's counts are added to in place;
+        only the keys it lacks are inserted (a cold index of the Linux
+        kernel folds some 60 times into a base of 3 million keys)."""
         if not len(keys):
             return
         at = np.searchsorted(self._keys, keys)
         hit = at < len(self._keys)
         hit[hit] = self._keys[at[hit]] == keys[hit]
-        base = self._counts.astype(np.int64)
-        np.add.at(base, at[hit], counts[hit])
+        old = at[hit]
+        if len(old):
+            if not self._counts.flags.writeable:  # a snapshot's view
+                self._counts = self._counts.copy()
+            added = self._counts[old].astype(np.int64) + counts[hit]
+            self._counts[old] = np.minimum(added, U16_MAX)
         new = ~hit
-        self._unpruned += int(np.count_nonzero(new))
-        merged_keys = np.insert(self._keys, at[new], keys[new])
-        merged = np.insert(base, at[new], counts[new])
-        self._keys = merged_keys.astype(np.uint32)
-        self._counts = np.minimum(merged, U16_MAX).astype(np.uint16)
+        fresh = int(np.count_nonzero(new))
+        if fresh:
+            self._unpruned += fresh
+            where = at[new]
+            self._keys = np.insert(self._keys, where, keys[new])
+            self._counts = np.insert(
+                self._counts, where, np.minimum(counts[new], U16_MAX).astype(np.uint16)
+            )
 
     def prune(self, names: Iterable[str]) -> None:
         """Fold, then keep only the keys of `names` (the index's definition
