@@ -277,3 +277,10 @@ def test_numbers_and_non_identifier_bytes_are_not_mentions() -> None:
     got = array("I")
     got.frombytes(mention_keys("0x1f 10UL 3rd a1 naïve $x".encode()))
     assert list(got) == sorted({name_key(n) for n in ("a1", "na", "ve", "$x")})
+
+
+def test_a_run_no_one_would_type_is_not_a_mention() -> None:
+    long = "a" * 100_000
+    got = array("I")
+    got.frombytes(mention_keys(f"short {long} other".encode()))
+    assert list(got) == sorted({name_key("short"), name_key("other")})

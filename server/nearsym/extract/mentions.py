@@ -7,10 +7,10 @@ How many files mention a name is a prior the ranking uses among name ties
 jump to, not a test's local `Config`. A mention is an identifier token of
 the file's text: a run of letters, digits, `_` and `$` that starts with a
 letter, `_` or `$` (a run that starts with a digit is a number: `0x1f`,
-`10UL`), read from the bytes the parser is given: the skim that spares the
-parser most function bodies must not hide the calls inside them, and a
-tree walk over every identifier node of a 10,000-line file costs more in
-Python than the parse itself.
+`10UL`), of `MIN_LENGTH` to `MAX_LENGTH` bytes, read from the bytes the
+parser is given: the skim that spares the parser most function bodies
+must not hide the calls inside them, and a tree walk over every identifier
+node of a 10,000-line file costs more in Python than the parse itself.
 
 A file's mentions are its distinct identifiers, each as its key (below),
 sorted, as the bytes of a `uint32` array: what a worker sends back with the
@@ -43,6 +43,10 @@ from numpy.typing import NDArray
 MIN_LENGTH = 2
 """Shorter identifiers (`i`, `x`) are not kept: a one-letter name is never
 told apart by how common it is, and they are in every file."""
+MAX_LENGTH = 256
+"""Longer runs are not kept: no one types them, and a key takes a numpy
+pass per 8 bytes of the longest token (a generated 100 KB identifier
+would take 12,500)."""
 
 _WORD = np.zeros(256, dtype=bool)
 """The bytes an identifier holds."""
@@ -108,7 +112,7 @@ def mentions_of(sources: Sequence[bytes]) -> list[bytes]:
     if word[-1]:
         edges = np.concatenate((edges, [size]))
     starts, lengths = edges[0::2], edges[1::2] - edges[0::2]
-    keep = _HEAD[text[starts]] & (lengths >= MIN_LENGTH)
+    keep = _HEAD[text[starts]] & (lengths >= MIN_LENGTH) & (lengths <= MAX_LENGTH)
     starts, lengths = starts[keep], lengths[keep]
     keys = span_keys(joined, starts, lengths)
     if len(sources) == 1:
