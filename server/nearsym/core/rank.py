@@ -100,7 +100,16 @@ def clear_caches() -> None:
     path_segments.cache_clear()
 
 
-@lru_cache(maxsize=8192)
+PATH_CACHE = 2048
+"""Paths whose test-ness and segments are kept. A query's pool names at
+most a few hundred files, and the next keystroke's mostly the same; an
+entry of `path_segments` holds a frozenset and its strings (about 800
+bytes on the Linux kernel's paths), so 8,192 of them kept 6 MB of a
+server after a long session, and their turnover scattered long-lived
+objects across the allocator's arenas."""
+
+
+@lru_cache(maxsize=PATH_CACHE)
 def is_test_path(path: str) -> bool:
     """Whether a relative `/` path is test code, by the conventions of the
     languages nearsym reads (folder names and file-name patterns)."""
@@ -212,7 +221,7 @@ class Evidence:
         return self.name.score
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=PATH_CACHE)
 def path_segments(path: str) -> frozenset[str]:
     """The folder names and the file's stem of a relative path, lower-cased."""
     parts = path.lower().split("/")

@@ -43,10 +43,11 @@ from lsprotocol import types
 from nearsym.core.model import Kind, Symbol
 from nearsym.lsp.convert import BASE_KINDS, lsp_kind, path_to_uri
 
-URI_CACHE = 16384
-"""Files whose JSON-quoted URI is kept between queries: at ~150 bytes an
-entry, 2.5 MB at most (a guess: more files than a few hundred answers
-name); the cache is emptied, not pruned, when full."""
+URI_CACHE = 4096
+"""Files whose JSON-quoted URI is kept between queries: about 250 bytes an
+entry (the key's strings, the quoted URI, the dict's slot), 1 MB at most,
+more files than a few hundred answers name; a miss costs microseconds (a
+path's quoting). The cache is emptied, not pruned, when full."""
 
 _ROW = (
     '{"location": {"uri": %s, "range": {"start": {"line": %d, "character": %d},'
