@@ -154,3 +154,31 @@ async def test_close_before_the_watches_are_set_up_ends_it(tmp_path: Path) -> No
         pass
 
     assert await asyncio.wait_for(watcher.run(lambda: None, on_batch), 10) is True
+
+
+def test_the_index_gate_opens_while_the_event_loop_is_busy(tmp_path: Path) -> None:
+    """The watching thread opens the cold index's gate itself: during a cold
+    start the loop can be slow to run `on_ready` (0.3 s on Go's library),
+    and the walk, with both cores idle, waited for it."""
+    import threading
+
+    for n in range(20):
+        (tmp_path / f"d{n}" / "e").mkdir(parents=True)
+    gate = threading.Event()
+    told_on_loop: list[bool] = []
+
+    async def main() -> bool:
+        async def on_batch(batch: Batch) -> None:
+            pass
+
+        watcher = InotifyWatcher([str(tmp_path)])
+        task = asyncio.create_task(watcher.run(lambda: told_on_loop.append(True), on_batch, gate))
+        await asyncio.sleep(0)  # the watcher's thread starts
+        opened = gate.wait(30)  # the loop blocked meanwhile: `on_ready` cannot run
+        assert not told_on_loop
+        watcher.close()
+        await task
+        return opened
+
+    assert asyncio.run(main())
+    assert told_on_loop == [True]

@@ -113,7 +113,7 @@ class Watching:
                 await self.apply_disk_changes([(Change(kind), path) for kind, path in batch])
 
             try:
-                stopped = await watcher.run(ready, on_batch)
+                stopped = await watcher.run(ready, on_batch, self.ready)
             except (OSError, RuntimeError):
                 log.exception("could not start the file watcher")
                 ready()

@@ -200,11 +200,17 @@ class InotifyWatcher:
         self._stopped = False
 
     async def run(
-        self, on_ready: Callable[[], None], on_batch: Callable[[Batch], Awaitable[None]]
+        self,
+        on_ready: Callable[[], None],
+        on_batch: Callable[[Batch], Awaitable[None]],
+        ready: threading.Event | None = None,
     ) -> bool:
         """Watch until closed (True) or until watching fails (False);
         `on_ready` is called once the watches are in place, or when the
-        watcher fails before that (the index must not wait for it)."""
+        watcher fails before that (the index must not wait for it). `ready`
+        is set at that moment by the watching thread itself: the loop may
+        be slow to run `on_ready` while a cold start keeps every thread
+        busy (Go's library: 0.3 s after the watches were in place)."""
         import asyncio
 
         loop = asyncio.get_running_loop()
@@ -215,12 +221,14 @@ class InotifyWatcher:
 
         told = threading.Event()
 
-        def ready() -> None:
+        def watched() -> None:
             told.set()
+            if ready is not None:
+                ready.set()
             loop.call_soon_threadsafe(on_ready)
 
         threading.Thread(
-            target=self._watch, args=(ready, put), name="nearsym-inotify", daemon=True
+            target=self._watch, args=(watched, put), name="nearsym-inotify", daemon=True
         ).start()
         try:
             while True:
@@ -234,6 +242,8 @@ class InotifyWatcher:
         finally:
             self.close()
             if not told.is_set():
+                if ready is not None:
+                    ready.set()
                 on_ready()
 
     def _watch(

@@ -266,11 +266,15 @@ class WatcherProcess:
         self._process: subprocess.Popen[bytes] | None = None
 
     async def run(
-        self, on_ready: Callable[[], None], on_batch: Callable[[Batch], Awaitable[None]]
+        self,
+        on_ready: Callable[[], None],
+        on_batch: Callable[[Batch], Awaitable[None]],
+        ready: threading.Event | None = None,
     ) -> bool:
         """Watch until stopped (True) or until the helper fails (False);
         `on_ready` is called once the watches are in place, or when the
-        helper fails before that (the index must not wait for it)."""
+        helper fails before that (the index must not wait for it); `ready`
+        is set just before (the helper's word arrives on the loop anyway)."""
         import asyncio
 
         loop = asyncio.get_running_loop()
@@ -289,6 +293,8 @@ class WatcherProcess:
                 line = line.rstrip(b"\n")
                 if line == READY:
                     if not told:
+                        if ready is not None:
+                            ready.set()
                         on_ready()
                         told = True
                     continue
@@ -301,6 +307,8 @@ class WatcherProcess:
         finally:
             pipe.close()
             if not told:
+                if ready is not None:
+                    ready.set()
                 on_ready()
             stopped = process.stdin is None or process.stdin.closed
             await self.stop()
