@@ -35,7 +35,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import pairwise
-from typing import TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -115,14 +114,11 @@ def mentions_of(sources: Sequence[bytes]) -> list[bytes]:
     keep = _HEAD[text[starts]] & (lengths >= MIN_LENGTH) & (lengths <= MAX_LENGTH)
     starts, lengths = starts[keep], lengths[keep]
     keys = span_keys(joined, starts, lengths)
-    if len(sources) == 1:
-        keys.sort()
-        return [_distinct(keys).tobytes()]
     # Each key with its file's number above it: one sort makes them
     # distinct within each file, and the files fall in order.
     firsts = np.cumsum([0] + [len(s) + 1 for s in sources[:-1]])
     file_of = (np.searchsorted(firsts, starts, side="right") - 1).astype(np.uint64)
-    tagged = _distinct(np.sort((file_of << _HALF) | keys))
+    tagged = _sorted_unique((file_of << _HALF) | keys)
     cuts = np.searchsorted(tagged >> _HALF, np.arange(len(sources) + 1, dtype=np.uint64)).tolist()
     low = (tagged & _LOW).astype(np.uint32)
     return [low[a:z].tobytes() for a, z in pairwise(cuts)]
@@ -149,10 +145,10 @@ def name_key(name: str) -> int:
     return int(name_keys_of([name])[0])
 
 
-_Key = TypeVar("_Key", np.uint32, np.uint64)
-
-
-def _distinct(ordered: NDArray[_Key]) -> NDArray[_Key]:
+def _sorted_unique(keys: NDArray[np.uint64]) -> NDArray[np.uint64]:
+    """`np.unique` by sorting, as `index.encoding.sorted_unique` (which this
+    layer may not import): numpy 2's hashing `unique` is slower here."""
+    ordered = np.sort(keys)
     if len(ordered) < 2:
         return ordered
     return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]

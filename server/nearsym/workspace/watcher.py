@@ -277,6 +277,11 @@ class WatcherProcess:
         is set just before (the helper's word arrives on the loop anyway)."""
         import asyncio
 
+        def watched() -> None:
+            if ready is not None:
+                ready.set()
+            on_ready()
+
         loop = asyncio.get_running_loop()
         process = self._process = _started(self.roots)
         assert process.stdout is not None
@@ -293,9 +298,7 @@ class WatcherProcess:
                 line = line.rstrip(b"\n")
                 if line == READY:
                     if not told:
-                        if ready is not None:
-                            ready.set()
-                        on_ready()
+                        watched()
                         told = True
                     continue
                 try:
@@ -307,9 +310,7 @@ class WatcherProcess:
         finally:
             pipe.close()
             if not told:
-                if ready is not None:
-                    ready.set()
-                on_ready()
+                watched()
             stopped = process.stdin is None or process.stdin.closed
             await self.stop()
         return stopped or process.returncode == 0
