@@ -135,6 +135,32 @@ def test_a_buffer_too_large_to_read_from_disk_is_not_parsed_for_imports(
     assert small == {str(tmp_path / "b.py")} and parsed[0] == 9  # then b.py's own
 
 
+def test_a_text_is_parsed_for_imports_once_while_the_index_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The members hint asks for the open file's imports each time the
+    index changes; the same text is not parsed again, and each new text
+    is, resolved against the index as it is now."""
+    ns = workspace(tmp_path, {"a.py": "import b\n", "b.py": "def f(): pass\n"})
+    parsed: list[bytes] = []
+    real = relations_module.extract_imports
+    monkeypatch.setattr(
+        relations_module,
+        "extract_imports",
+        lambda source, spec: parsed.append(source) or real(source, spec),
+    )
+    relations = Relations()
+    open_file = str(tmp_path / "a.py")
+    assert [t for _, t in relations.resolved(open_file, ns)] == [[str(tmp_path / "b.py")]]
+    (tmp_path / "c.py").write_text("def g(): pass\n")
+    index_into(ns[0].index, Config())  # the index changes: c.py is new
+    assert [t for _, t in relations.resolved(open_file, ns)] == [[str(tmp_path / "b.py")]]
+    assert parsed == [b"import b\n"]
+    found = relations.resolved(open_file, ns, b"import c\n")  # an edited buffer
+    assert [t for _, t in found] == [[str(tmp_path / "c.py")]]
+    assert parsed == [b"import b\n", b"import c\n"]
+
+
 def test_imported_file_wins_a_name_tie() -> None:
     imported = sym("parse", "lib/imported.py")
     other = sym("parse", "aaa/other.py")

@@ -29,6 +29,7 @@ open file (`nearsym eval --swap-open` measures without it).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections.abc import Iterable, Sequence
@@ -51,6 +52,13 @@ second step read every file of every imported package (`net/http`'s
 1.1 s before the first answer with it open; one step: 1 file, 897
 related)."""
 MAX_READ_BYTES = 1_000_000
+IMPORTS_CACHED = 256
+"""Texts whose imports are kept, by the text's digest: reading them parses
+the whole file (tree-sitter holds the interpreter lock meanwhile), and a
+query asks twice for the open file's (its related files, the members hint),
+again each time the index changes. Go's `net/http/server.go` open on a
+restart was parsed four times before the first answer, 8 ms each; now
+once."""
 BULK_LAYOUT_SECONDS = 2.0
 """Longest a layout is reused while a cold index adds files."""
 
@@ -104,6 +112,7 @@ class Relations:
     def __init__(self) -> None:
         self._layouts: dict[str, tuple[int, _Layout, float]] = {}
         self._related: dict[tuple[str, float, tuple[int, ...]], frozenset[str]] = {}
+        self._imports: dict[tuple[str, bytes], tuple[ImportRef, ...]] = {}
 
     def _layout_of(self, ns: Namespace) -> _Layout:
         """The layout of `ns` as indexed now; while a cold index is still
@@ -191,7 +200,12 @@ class Relations:
             # An unsaved buffer too large to read from disk: parsed here it
             # held the interpreter lock for seconds (a 10 MB buffer: 4 s).
             return []
-        refs = extract_imports(source, spec)
+        key = (spec.name, hashlib.blake2b(source, digest_size=16).digest())
+        refs = self._imports.get(key)
+        if refs is None:
+            if len(self._imports) >= IMPORTS_CACHED:
+                self._imports.clear()
+            refs = self._imports[key] = tuple(extract_imports(source, spec))
         out: list[tuple[ImportRef, list[str]]] = [(ref, []) for ref in refs]
         for ns in namespaces:
             layout = self._layout_of(ns)
