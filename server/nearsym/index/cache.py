@@ -45,6 +45,7 @@ import threading
 import time
 import zlib
 from collections.abc import Iterable
+from concurrent.futures import Future
 from functools import cache
 from typing import Any
 
@@ -189,6 +190,8 @@ class Cache:
         self._queue: queue.Queue[tuple[str, _Rows] | None]
         self._queue = queue.Queue()
         self._writer: threading.Thread | None = None
+        self._ahead: Future[tuple[bool, dict[str, bytes] | None]] | None = None
+        """The snapshot being read ahead (`read_snapshot_ahead`)."""
         self._open()
 
     def _connect(self) -> sqlite3.Connection:
@@ -353,9 +356,39 @@ class Cache:
             return 0  # load_snapshot says what is wrong
         return int(row[0]) if row is not None else 0
 
+    def read_snapshot_ahead(self, max_bytes: int) -> None:
+        """Start reading the snapshot on a thread, if it is no larger than
+        `max_bytes`: the next `load_snapshot` waits for that read instead
+        of making its own (SQLite and the checksums let the interpreter
+        lock go, so the read runs beside the server's imports;
+        `lsp.early`)."""
+        if self._ahead is not None:
+            return
+        ahead: Future[tuple[bool, dict[str, bytes] | None]] = Future()
+
+        def read() -> None:
+            try:
+                if self.snapshot_bytes() > max_bytes:
+                    ahead.set_result((False, None))
+                else:
+                    ahead.set_result((True, self._read_snapshot()))
+            except BaseException as error:  # MemoryError: `load_snapshot` raises it
+                ahead.set_exception(error)
+
+        self._ahead = ahead
+        threading.Thread(target=read, name="nearsym-read-ahead", daemon=True).start()
+
     def load_snapshot(self) -> dict[str, bytes] | None:
         """The last whole-index snapshot (`SymbolIndex.snapshot`), if any and
-        if every part matches its checksum."""
+        if every part matches its checksum; the one read ahead, if it was."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            read, parts = ahead.result()
+            if read:
+                return parts
+        return self._read_snapshot()
+
+    def _read_snapshot(self) -> dict[str, bytes] | None:
         if not self.enabled:
             return None
         try:

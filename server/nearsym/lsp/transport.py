@@ -9,16 +9,8 @@ malformed body is dropped without the parse error JSON-RPC owes, and at
 `exit` the interpreter waits for every thread (a walk blocked on a FIFO, a
 pool's manager) and prints their tracebacks. Here instead:
 
-- A reader thread reads the stream, frames it (`Framer`) and decodes each
-  body, so neither a large message nor a slow client holds the event loop.
-  Bodies over `MAX_MESSAGE_BYTES` are refused with a parse error; so are
-  headers without a usable `Content-Length`. After any framing error the
-  reader skips to the next `Content-Length:` (the bytes of a refused body
-  are skipped with it, as they arrive, without being kept), so the stream
-  recovers at the next message; a body holding that text in a string could
-  be cut there, and is then answered with one more parse error.
-- Header names are read case-insensitively and LF-only line ends are
-  accepted (the base protocol says CRLF; being lenient costs nothing).
+- A reader thread reads the stream, frames and decodes it (`wire.Reader`);
+  what it could not frame or decode is answered with a parse error.
 - `dispatch` answers what JSON-RPC and LSP say: -32700 for a body that is
   not JSON, -32600 for one that is not a request, a notification or a
   response, and for any request after `shutdown` (a second `shutdown`
@@ -41,7 +33,6 @@ import asyncio
 import json
 import logging
 import os
-import re
 import socket
 import sys
 import threading
@@ -51,97 +42,16 @@ from typing import Any, Protocol
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCProtocol
 
+from nearsym.lsp.wire import Reader
+
 log = logging.getLogger(__name__)
 
-MAX_MESSAGE_BYTES = 64 * 1024 * 1024
-"""Largest body accepted: above the 50 MB past which VS Code stops syncing
-a file to its extensions, so any buffer an editor sends fits, while a
-`Content-Length` of 10^12 is refused instead of allocated."""
-MAX_HEADER_BYTES = 4096
-"""Longest header block (LSP defines two short headers)."""
-READ_BYTES = 1 << 16
 EXIT_GRACE = 0.5
 """Seconds `exit` gives the cache writers to finish (a snapshot lost is
 rebuilt from the files; the LSP exit must be prompt)."""
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
-
-_HEADER_END = re.compile(rb"\r?\n\r?\n")
-_RESYNC = re.compile(rb"content-length:", re.IGNORECASE)
-
-
-class Framer:
-    """Splits a byte stream into message bodies, reporting framing errors.
-
-    `feed` returns, in order, `bytes` bodies and `str` errors."""
-
-    def __init__(self, max_body: int = MAX_MESSAGE_BYTES) -> None:
-        self.max_body = max_body
-        self._buf = bytearray()
-        self._need: int | None = None
-        """The body length being read, once a header has been."""
-        self._lost = False
-        """After a framing error: skipping to the next header."""
-
-    def feed(self, data: bytes) -> list[bytes | str]:
-        self._buf += data
-        out: list[bytes | str] = []
-        while True:
-            if self._lost:
-                found = _RESYNC.search(self._buf)
-                if found is None:
-                    # keep a tail that may hold the start of a header
-                    del self._buf[: max(0, len(self._buf) - 32)]
-                    return out
-                del self._buf[: found.start()]
-                self._lost = False
-            if self._need is None:
-                end = _HEADER_END.search(self._buf, 0, MAX_HEADER_BYTES + 4)
-                if end is None:
-                    if len(self._buf) > MAX_HEADER_BYTES:
-                        del self._buf[:1]  # so the search for the next header moves on
-                        self._error(out, f"a header block longer than {MAX_HEADER_BYTES} bytes")
-                        continue
-                    return out
-                header = bytes(self._buf[: end.start()])
-                del self._buf[: end.end()]
-                length = self._length(header)
-                if isinstance(length, str):
-                    self._error(out, length)
-                    continue
-                self._need = length
-            if len(self._buf) < self._need:
-                return out
-            out.append(bytes(self._buf[: self._need]))
-            del self._buf[: self._need]
-            self._need = None
-
-    def _error(self, out: list[bytes | str], reason: str) -> None:
-        out.append(reason)
-        self._lost = True
-        self._need = None
-
-    def _length(self, header: bytes) -> int | str:
-        """The header block's Content-Length, or what is wrong with it."""
-        length: int | str = "a header without Content-Length"
-        for line in header.split(b"\n"):
-            name, colon, value = line.rstrip(b"\r").partition(b":")
-            if not colon or name.strip().lower() != b"content-length":
-                continue
-            text = value.strip()
-            if not text.isdigit():
-                return f"Content-Length {text[:40].decode('latin-1')!r} is not a byte count"
-            number = int(text[:20]) if len(text) <= 20 else self.max_body + 1
-            if number > self.max_body:
-                return f"Content-Length {text[:40].decode('latin-1')} is over the limit of {self.max_body}"
-            length = number
-        return length
-
-
-def decode(body: bytes) -> Any:
-    """A body's JSON, or the parse error's message (a `ValueError`)."""
-    return json.loads(body)
 
 
 class Lifecycle(Protocol):
@@ -186,31 +96,14 @@ class Connection:
         """pygls' writer interface; the stream ends with the process."""
 
     # -- reading -----------------------------------------------------------
-    def read_forever(self, read: Callable[[int], bytes]) -> None:
-        """The reader thread: frame and decode until the stream ends, then
-        tell the loop."""
-        framer = Framer()
-        while True:
-            try:
-                data = read(READ_BYTES)
-            except OSError as error:
-                log.info("reading the client failed (%s)", error)
-                data = b""
-            if not data:
-                self.loop.call_soon_threadsafe(self.ended)
-                return
-            for item in framer.feed(data):
-                if isinstance(item, str):
-                    log.error("framing error: %s; skipping to the next message", item)
-                    self.loop.call_soon_threadsafe(self.parse_error, item)
-                    continue
-                try:
-                    message = decode(item)
-                except ValueError as error:  # JSON, or UTF-8
-                    log.error("a message that is not JSON: %s", error)
-                    self.loop.call_soon_threadsafe(self.parse_error, str(error))
-                    continue
-                self.loop.call_soon_threadsafe(self.dispatch, message)
+    def take(self, kind: str, value: Any) -> None:
+        """A `wire.Sink`: on the reader's thread, hand each item to the loop."""
+        if kind == "message":
+            self.loop.call_soon_threadsafe(self.dispatch, value)
+        elif kind == "error":
+            self.loop.call_soon_threadsafe(self.parse_error, value)
+        else:
+            self.loop.call_soon_threadsafe(self.ended)
 
     # -- on the event loop -------------------------------------------------
     def dispatch(self, data: Any) -> None:
@@ -282,20 +175,19 @@ def _write_all(fd: int) -> Callable[[bytes], None]:
     return write
 
 
-def serve_stdio(protocol: JsonRPCProtocol, server: Lifecycle) -> None:
-    """Serve one client on stdin/stdout until `exit` or the end of stdin.
+def serve_stdio(protocol: JsonRPCProtocol, server: Lifecycle, reader: Reader | None = None) -> None:
+    """Serve one client on stdin/stdout until `exit` or the end of stdin,
+    taking what `reader` (of stdin, started) has read so far, and the rest.
     Never returns: the process ends in `Connection.exit`."""
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
         connection = Connection(protocol, server, loop, _write_all(1))
-        reader = threading.Thread(
-            target=connection.read_forever,
-            args=(lambda n: os.read(0, n),),
-            name="nearsym-stdin",
-            daemon=True,
-        )
-        reader.start()
+        stdin = reader
+        if stdin is None:
+            stdin = Reader(lambda n: os.read(0, n))
+            stdin.start()
+        stdin.attach(connection.take)
         await asyncio.Event().wait()
 
     asyncio.run(main())
@@ -331,7 +223,9 @@ def serve_tcp(protocol: JsonRPCProtocol, server: Lifecycle, host: str, port: int
                     log.info("a client closed before initialize; listening again")
 
                 connection.ended = ended  # type: ignore[method-assign]
-                connection.read_forever(client.recv)
+                reader = Reader(client.recv)
+                reader.attach(connection.take)
+                reader.run()
 
             threading.Thread(target=read, name="nearsym-tcp", daemon=True).start()
 
