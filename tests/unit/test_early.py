@@ -178,3 +178,18 @@ def test_what_was_not_taken_is_dropped(tmp_path: Path) -> None:
     ahead.first_message(initialize(root))
     ahead.drop()
     assert ahead.take(str(root), index_key(Config())) is None
+
+
+def test_a_cache_that_fails_to_open_is_left_to_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import nearsym.lsp.early as early
+
+    def broken(*args: Any, **kwargs: Any) -> Cache:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(early, "Cache", broken)
+    root, cache_dir, _ = snapshot_cache(tmp_path, Config())
+    ahead = ReadAhead(str(cache_dir))
+    ahead.first_message(initialize(root))
+    assert ahead.take(str(root), index_key(Config())) is None

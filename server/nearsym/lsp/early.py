@@ -8,12 +8,15 @@ server reads it only once pygls and lsprotocol are imported (a sixth of a
 second here, most of it lsprotocol's 570 classes being made). The reader
 of stdin starts before those imports (`wire.Reader`) and shows this module
 the first message: when it is `initialize`, the snapshot of each root it
-names is read at once, on a thread (`Cache.read_snapshot_ahead`), under
-the same cache key the index will ask for (`config.index_key` of its
-`initializationOptions`). SQLite's reads and the checksums let the
-interpreter lock go, so the read runs on the other core beside the
-imports. The cold index then takes the `Cache` whose read is under way
-(`take`) instead of opening its own.
+names is opened and its snapshot read at once, on threads of their own
+(the reader never waits on a disk), under the same cache key the index
+will ask for (`config.index_key` of its `initializationOptions`). The
+read runs beside the imports: SQLite's reads and the checksums let the
+interpreter lock go, the rest takes turns with them. The cold index then
+takes the `Cache` whose read is under way (`take`) instead of opening its
+own. On Go's library restarted (15 alternated runs each) the first answer
+came 18 ms sooner (median 508 -> 490 ms); the end of the index did not
+move (568 -> 567 ms).
 
 Only a snapshot the index loads before the open file's folder is read
 ahead (`indexer.SNAPSHOT_FIRST_BYTES`, Go's library's 13 MB): the Linux
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from concurrent.futures import Future
 from typing import Any
 
 from nearsym.index.cache import Cache
@@ -41,13 +45,14 @@ log = logging.getLogger(__name__)
 
 
 class ReadAhead:
-    """Caches opened, their snapshots read ahead, by (root, cache key)."""
+    """Caches opened as the server starts, their snapshots read ahead."""
 
     def __init__(self, directory: str | None = None) -> None:
         self.directory = directory
         """Where the caches are (None: `cache.cache_dir()`)."""
         self._lock = threading.Lock()
-        self._caches: dict[tuple[str, str], Cache] = {}
+        self._caches: dict[tuple[str, str], Future[Cache]] = {}
+        """Each cache being opened, by (root, cache key)."""
 
     def first_message(self, message: Any) -> None:
         """The client's first message (on the reader's thread): when it is
@@ -74,16 +79,37 @@ class ReadAhead:
             return
         key = index_key(config)
         for root in roots:
+            opened: Future[Cache] = Future()
+            with self._lock:
+                self._caches[(root, key)] = opened
+            threading.Thread(
+                target=self._open, args=(root, key, opened), name="nearsym-open", daemon=True
+            ).start()
+
+    def _open(self, root: str, key: str, opened: Future[Cache]) -> None:
+        """Open the cache (SQLite, off the reader: it must never wait on a
+        disk) and start its snapshot's read."""
+        try:
             cache = Cache(root, self.directory, settings=key)
             cache.read_snapshot_ahead(SNAPSHOT_FIRST_BYTES)
-            with self._lock:
-                self._caches[(root, key)] = cache
-            log.debug("reading the snapshot of %s ahead", root)
+        except BaseException as error:  # `take` says what it was
+            opened.set_exception(error)
+            return
+        opened.set_result(cache)
+        log.debug("reading the snapshot of %s ahead", root)
 
     def take(self, root: str, key: str) -> Cache | None:
-        """The cache of `root` under `key` with its snapshot read ahead, once."""
+        """The cache of `root` under `key` with its snapshot being read
+        ahead, once; None if none was opened (or opening it failed)."""
         with self._lock:
-            return self._caches.pop((root, key), None)
+            opened = self._caches.pop((root, key), None)
+        if opened is None:
+            return None
+        try:
+            return opened.result()
+        except Exception:
+            log.exception("opening the cache of %s ahead failed", root)
+            return None
 
     def drop(self) -> None:
         """Forget what was not taken (and the snapshots it read)."""
