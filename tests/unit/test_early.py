@@ -193,3 +193,16 @@ def test_a_cache_that_fails_to_open_is_left_to_the_index(
     ahead = ReadAhead(str(cache_dir))
     ahead.first_message(initialize(root))
     assert ahead.take(str(root), index_key(Config())) is None
+
+
+def test_a_snapshot_stored_after_the_read_ahead_is_the_one_loaded(tmp_path: Path) -> None:
+    """A cold index never loads the (missing) snapshot read ahead; the one
+    it stores is what a later index loads, not the empty read."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    cache = Cache(str(root), str(tmp_path / "cache"), index_key(Config()))
+    cache.read_snapshot_ahead(max_bytes=1 << 20)
+    cache.store_snapshot({"names": b"new"})
+    cache.flush()
+    assert cache.load_snapshot() == {"names": b"new"}
+    cache.close()

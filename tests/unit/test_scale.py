@@ -613,6 +613,55 @@ def test_open_files_folder_is_indexed_first(tmp_path: Path) -> None:
     assert order.index("a/m0.py") > max(order.index(f"c/d/m{n}.py") for n in range(30))
 
 
+def test_a_cold_index_hands_the_open_folder_to_the_pool_once_it_is_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cold, the pool starts and the tree is walked while the open file's
+    folder is parsed here; once both are ready, the folder's files left go
+    to the pool with the rest. Every file is indexed once, the open file
+    first."""
+    root = tmp_path / "ws"
+    for folder, count in (("near", 80), ("far", 60)):
+        for n in range(count):
+            path = root / folder / f"m{n}.py"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"def {folder}_{n}():\n    pass\n")
+    here: list[str] = []
+    real = indexer_module.parse_one
+
+    def slow(path: str, rel: str, language: str, limit: int) -> Parsed:
+        here.append(rel)
+        time.sleep(0.05)  # a large folder: the pool is up before it is done
+        return real(path, rel, language, limit)
+
+    monkeypatch.setattr(indexer_module, "parse_one", slow)
+    batches: list[list[str]] = []
+
+    class Recorder(IndexTarget):
+        def apply(self, batch: list[tuple[object, object]]) -> None:  # type: ignore[override]
+            batches.append([sf.rel for sf, _ in batch])  # type: ignore[attr-defined]
+            super().apply(batch)  # type: ignore[arg-type]
+
+    index = SymbolIndex(str(root))
+    workers = Workers(2)
+    try:
+        stats = index_namespace(
+            str(root),
+            Config(),
+            Recorder(index),
+            workers=workers,
+            focus=lambda: str(root / "near" / "m0.py"),
+        )
+    finally:
+        workers.close(wait=True)
+    order = [rel for batch in batches for rel in batch]
+    assert stats.files == 140 and len(index.files) == 140
+    assert sorted(order) == sorted(set(order)) and len(order) == 140  # each once
+    assert order[0] == "near/m0.py"
+    assert 0 < len(here) < 80  # the pool took the rest of the folder
+    assert all(rel.startswith("near/") for rel in here)
+
+
 @pytest.mark.parametrize("small", [True, False])
 def test_a_restart_parses_the_open_folder_only_where_a_small_snapshot_is_stale(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small: bool

@@ -420,7 +420,9 @@ class Cache:
         """Queue a whole-index snapshot (`SymbolIndex.snapshot` of the
         `trusted` stamps). Its parts are written as they are: views of the
         index's columns, not copies (the snapshot being written was 40 MB
-        of the Linux kernel's cold server a second after its index)."""
+        of the Linux kernel's cold server a second after its index). A
+        snapshot read ahead and not loaded yet is forgotten: it is older."""
+        self._ahead = None
         if self.enabled:
             self._put(("snapshot", parts))
 

@@ -221,6 +221,8 @@ def index_namespace(
         stamps[sf.rel] = stamp
         return True
 
+    answerable = threading.Event()
+    """Set once the first results are searchable (the open file's)."""
     pending_store: list[tuple[str, int, int, bytes]] = []
     batch: list[tuple[SourceFile, Result]] = []
     batch_defs = 0
@@ -241,6 +243,7 @@ def index_namespace(
             stats.definitions += batch_defs
             if stats.first_batch_seconds is None:
                 stats.first_batch_seconds = time.perf_counter() - started
+                answerable.set()
             batch, batch_defs = [], 0
             last_flush = time.perf_counter()
             if cache is not None and pending_store:
@@ -263,10 +266,14 @@ def index_namespace(
             stats.skipped += 1
             language.skipped += 1
 
-    def parse_here(chosen: Sequence[SourceFile], every: int = 0) -> None:
+    def parse_here(
+        chosen: Sequence[SourceFile], every: int = 0, until: Callable[[], bool] = lambda: False
+    ) -> None:
         """Parse in this thread; with `every`, make results searchable after
-        every that many files."""
+        every that many files. Stops early, before a file, once `until()`."""
         for n, sf in enumerate(chosen, 1):
+            if until():
+                break
             parse_started = time.perf_counter()
             parsed = parse_one(sf.path, sf.rel, sf.language.name, config.max_file_bytes)
             seconds = time.perf_counter() - parse_started
@@ -284,7 +291,9 @@ def index_namespace(
     # 1. The open file's folder, at once.
     near_done: set[str] = set()
 
-    def neighbourhood() -> None:
+    def neighbourhood(until: Callable[[], bool] = lambda: False) -> None:
+        """Parse the open file's folder here (until `until()`: the rest of
+        it then goes to the pool, nearest first, with the other files)."""
         open_file = focus()
         if open_file is None:
             return
@@ -300,27 +309,18 @@ def index_namespace(
                 break
         # The open file, then the smallest: most names soonest.
         near.sort(key=lambda sf: (sf.path != open_file, sf.size))
-        parse_here(near, every=4)
+        parse_here(near, every=4, until=until)
 
     if files is None:
-        if cache is not None and cache.snapshot_bytes() <= SNAPSHOT_FIRST_BYTES:
-            load_snapshot()
-            neighbourhood()  # only what the snapshot does not hold as it is
-        else:
-            neighbourhood()
-            load_snapshot()  # after the neighbourhood: its fresh parses win
-        # With no snapshot nearly every file is parsed: start the workers
-        # now, so their start-up overlaps the walk. With one, most files are
-        # fresh and the pool starts only if enough of them changed.
-        if workers is not None and workers.failures < 3 and not known:
-            workers.warm()
         walked: list[SourceFile] = []
         walk_done = threading.Event()
 
-        def walk() -> None:
+        def walk(after: threading.Event | None = None) -> None:
             try:
                 if walk_gate is not None and not walk_gate.wait(GATE_SECONDS):
                     log.warning("the file watcher is not ready; walking %s anyway", root)
+                if after is not None:
+                    after.wait()
                 if walker is not None:
                     walked.extend(walker(root, config, stats.walk))
                 else:
@@ -328,7 +328,36 @@ def index_namespace(
             finally:
                 walk_done.set()
 
-        threading.Thread(target=walk, name="nearsym-walk", daemon=True).start()
+        def start_walk(after: threading.Event | None = None) -> None:
+            threading.Thread(target=walk, args=(after,), name="nearsym-walk", daemon=True).start()
+
+        snapshot_bytes = cache.snapshot_bytes() if cache is not None else 0
+        pool = workers is not None and workers.failures < 3
+        if pool and workers is not None and snapshot_bytes == 0:
+            # Cold: nearly every file is parsed. The pool starts now, and
+            # the tree is walked as soon as the open file's first files
+            # are searchable, beside the rest of its folder parsed here;
+            # once both are ready, what is left of the folder goes to the
+            # pool with the other files, nearest first (Go's library: the
+            # second core idled for the 0.6 s of the folder's parse and
+            # the pool's start).
+            ready = _warm(workers)
+            start_walk(after=answerable)
+            neighbourhood(until=lambda: walk_done.is_set() and ready.is_set())
+            answerable.set()  # no open file, or nothing near it to parse
+        else:
+            if snapshot_bytes <= SNAPSHOT_FIRST_BYTES:
+                load_snapshot()
+                neighbourhood()  # only what the snapshot does not hold as it is
+            else:
+                neighbourhood()
+                load_snapshot()  # after the neighbourhood: its fresh parses win
+            # A snapshot that could not be loaded: nearly every file is
+            # parsed. With one, most files are fresh and the pool starts
+            # only if enough of them changed.
+            if pool and workers is not None and not known:
+                _warm(workers)
+            start_walk()
         while not walk_done.wait(0.05):
             if cancelled():
                 return stats
@@ -401,6 +430,22 @@ def index_namespace(
     flush(force=True)
     stats.seconds = time.perf_counter() - started
     return stats
+
+
+def _warm(workers: Workers) -> threading.Event:
+    """Start the pool's workers on a thread of its own (the forkserver's
+    start takes a tenth of a second, which the caller need not wait); the
+    event is set once they are up."""
+    ready = threading.Event()
+
+    def start() -> None:
+        try:
+            workers.warm()
+        finally:
+            ready.set()
+
+    threading.Thread(target=start, name="nearsym-warm", daemon=True).start()
+    return ready
 
 
 def _parallel(
