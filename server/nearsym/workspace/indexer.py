@@ -332,16 +332,16 @@ def index_namespace(
             threading.Thread(target=walk, args=(after,), name="nearsym-walk", daemon=True).start()
 
         snapshot_bytes = cache.snapshot_bytes() if cache is not None else 0
-        pool = workers is not None and workers.failures < 3
-        if pool and workers is not None and snapshot_bytes == 0:
-            # Cold: nearly every file is parsed. The pool starts now, and
-            # the tree is walked as soon as the open file's first files
-            # are searchable, beside the rest of its folder parsed here;
-            # once both are ready, what is left of the folder goes to the
-            # pool with the other files, nearest first (Go's library: the
-            # second core idled for the 0.6 s of the folder's parse and
-            # the pool's start).
-            ready = _warm(workers)
+        pool = workers if workers is not None and workers.failures < 3 else None
+        if pool is not None and snapshot_bytes == 0:
+            # Cold: nearly every file is parsed. The pool starts and the
+            # tree is walked as soon as the open file's first files are
+            # searchable (before, they took turns with its parse), beside
+            # the rest of its folder parsed here; once both are ready,
+            # what is left of the folder goes to the pool with the other
+            # files, nearest first (Go's library: the second core idled
+            # for the 0.6 s of the folder's parse and the pool's start).
+            ready = _warm(pool, after=answerable)
             start_walk(after=answerable)
             neighbourhood(until=lambda: walk_done.is_set() and ready.is_set())
             answerable.set()  # no open file, or nothing near it to parse
@@ -355,8 +355,8 @@ def index_namespace(
             # A snapshot that could not be loaded: nearly every file is
             # parsed. With one, most files are fresh and the pool starts
             # only if enough of them changed.
-            if pool and workers is not None and not known:
-                _warm(workers)
+            if pool is not None and not known:
+                _warm(pool)
             start_walk()
         while not walk_done.wait(0.05):
             if cancelled():
@@ -432,14 +432,16 @@ def index_namespace(
     return stats
 
 
-def _warm(workers: Workers) -> threading.Event:
+def _warm(workers: Workers, after: threading.Event | None = None) -> threading.Event:
     """Start the pool's workers on a thread of its own (the forkserver's
-    start takes a tenth of a second, which the caller need not wait); the
-    event is set once they are up."""
+    start takes a tenth of a second, which the caller need not wait), once
+    `after` is set; the event returned is set once they are up."""
     ready = threading.Event()
 
     def start() -> None:
         try:
+            if after is not None:
+                after.wait()
             workers.warm()
         finally:
             ready.set()
