@@ -10,15 +10,13 @@ from typing import Any
 
 import pytest
 
-from .conftest import SERVER
 from .rawclient import RawClient
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "polyglot"
 
 
-async def _index_once(root: Path, client: RawClient | None = None) -> tuple[str, list[Any]]:
-    if client is None:
-        client = await RawClient.start()
+async def _index_once(root: Path) -> tuple[str, list[Any]]:
+    client = await RawClient.start()
     try:
         await client.request(
             "initialize",
@@ -75,37 +73,3 @@ async def test_restart_loads_from_the_cache(
     third, after = await _index_once(root)
     assert "(0 files from the cache)" in third
     assert after == rows
-
-
-@pytest.mark.asyncio
-async def test_a_restart_reads_its_snapshot_while_the_server_starts(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`initialize`, written as the server spawns, names the root whose
-    snapshot is read during the server's imports (`lsp.early`); the index
-    takes that read, and answers as it did."""
-    root = tmp_path / "ws"
-    shutil.copytree(FIXTURE, root)
-    monkeypatch.setenv("NEARSYM_CACHE_DIR", str(tmp_path / "cache"))
-    _, rows = await _index_once(root)
-    for _ in range(100):  # the snapshot is written in the background
-        await asyncio.sleep(0.05)
-        with open(tmp_path / "log", "wb") as stderr:  # a file: a full pipe would stall it
-            process = await asyncio.create_subprocess_exec(
-                *SERVER[:3],
-                "--log-level",
-                "DEBUG",
-                *SERVER[3:],
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=stderr,
-            )
-        ended, again = await _index_once(root, RawClient(process))
-        log = (tmp_path / "log").read_text("utf-8", "replace")
-        if "(0 files from the cache)" not in ended:
-            break
-    assert "files from the cache" in ended and "(0 files from the cache)" not in ended, ended
-    assert again == rows
-    assert f"reading the snapshot of {root} ahead" in log
-    assert f"the cache of {root} was opened as the server started" in log
-    assert "could not read ahead" not in log

@@ -197,20 +197,3 @@ def test_helpers_put_the_package_parent_first_on_their_path() -> None:
     assert str(PACKAGE.parent) == PACKAGE_PARENT
     command = python_module_command("nearsym.workspace.watcher", "/root")
     assert command[1] == "-I" and repr(PACKAGE_PARENT) in command[3]
-
-
-def test_what_runs_before_the_protocol_imports_needs_neither() -> None:
-    """The stdin reader and the snapshot's read ahead start before the
-    server imports pygls and lsprotocol (`lsp.early`): importing them must
-    not import either, or the head start is gone."""
-    import subprocess
-    import sys
-
-    code = (
-        "import sys, nearsym.lsp.early, nearsym.lsp.wire, nearsym.lsp.uris, nearsym.tools.cli;"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pygls', 'lsprotocol')))"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=PACKAGE.parent
-    ).stdout
-    assert out.strip() == "[]"

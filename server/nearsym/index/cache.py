@@ -45,7 +45,6 @@ import threading
 import time
 import zlib
 from collections.abc import Iterable
-from concurrent.futures import Future
 from functools import cache
 from typing import Any
 
@@ -190,8 +189,6 @@ class Cache:
         self._queue: queue.Queue[tuple[str, _Rows] | None]
         self._queue = queue.Queue()
         self._writer: threading.Thread | None = None
-        self._ahead: Future[tuple[bool, dict[str, bytes] | None]] | None = None
-        """The snapshot being read ahead (`read_snapshot_ahead`)."""
         self._open()
 
     def _connect(self) -> sqlite3.Connection:
@@ -356,39 +353,9 @@ class Cache:
             return 0  # load_snapshot says what is wrong
         return int(row[0]) if row is not None else 0
 
-    def read_snapshot_ahead(self, max_bytes: int) -> None:
-        """Start reading the snapshot on a thread, if it is no larger than
-        `max_bytes`: the next `load_snapshot` waits for that read instead
-        of making its own (SQLite and the checksums let the interpreter
-        lock go, so the read runs beside the server's imports;
-        `lsp.early`)."""
-        if self._ahead is not None:
-            return
-        ahead: Future[tuple[bool, dict[str, bytes] | None]] = Future()
-
-        def read() -> None:
-            try:
-                if self.snapshot_bytes() > max_bytes:
-                    ahead.set_result((False, None))
-                else:
-                    ahead.set_result((True, self._read_snapshot()))
-            except BaseException as error:  # MemoryError: `load_snapshot` raises it
-                ahead.set_exception(error)
-
-        self._ahead = ahead
-        threading.Thread(target=read, name="nearsym-read-ahead", daemon=True).start()
-
     def load_snapshot(self) -> dict[str, bytes] | None:
         """The last whole-index snapshot (`SymbolIndex.snapshot`), if any and
-        if every part matches its checksum; the one read ahead, if it was."""
-        ahead, self._ahead = self._ahead, None
-        if ahead is not None:
-            read, parts = ahead.result()
-            if read:
-                return parts
-        return self._read_snapshot()
-
-    def _read_snapshot(self) -> dict[str, bytes] | None:
+        if every part matches its checksum."""
         if not self.enabled:
             return None
         try:
@@ -420,9 +387,7 @@ class Cache:
         """Queue a whole-index snapshot (`SymbolIndex.snapshot` of the
         `trusted` stamps). Its parts are written as they are: views of the
         index's columns, not copies (the snapshot being written was 40 MB
-        of the Linux kernel's cold server a second after its index). A
-        snapshot read ahead and not loaded yet is forgotten: it is older."""
-        self._ahead = None
+        of the Linux kernel's cold server a second after its index)."""
         if self.enabled:
             self._put(("snapshot", parts))
 

@@ -21,8 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from nearsym.extract.definitions import extract_symbols
-from nearsym.lsp.convert import path_to_uri
-from nearsym.lsp.uris import uri_to_path
+from nearsym.lsp.convert import path_to_uri, uri_to_path
 from nearsym.workspace.live import LiveWorkspace
 from nearsym.workspace.parsehelper import ParseHelper
 

@@ -9,10 +9,10 @@ the client reads.
 from __future__ import annotations
 
 import os
-from urllib.parse import quote
+from urllib.parse import quote, unquote_to_bytes, urlsplit
 
 from lsprotocol import types
-from pygls.uris import from_fs_path
+from pygls.uris import from_fs_path, to_fs_path
 
 from nearsym.core.model import Kind, Symbol
 
@@ -66,6 +66,22 @@ def path_to_uri(path: str) -> str:
         uri = from_fs_path(path)
         return uri if uri is not None else "file://" + path
     return "file://" + quote(os.fsencode(path), safe="/")
+
+
+def uri_to_path(uri: str) -> str | None:
+    """The absolute file path of a `file:` URI, or None for other schemes.
+    Percent-escapes are decoded to bytes, then to the path `os` would give
+    (`%FF` -> `'\\udcff'`), so a name that is not UTF-8 round-trips."""
+    if not uri.startswith("file:"):
+        return None
+    if os.name == "nt":
+        path = to_fs_path(uri)
+        return os.path.abspath(path) if path else None
+    parts = urlsplit(uri)
+    raw = unquote_to_bytes(parts.path)
+    if parts.netloc and parts.netloc != "localhost":
+        raw = b"//" + parts.netloc.encode("utf-8", "surrogateescape") + raw
+    return os.path.abspath(os.fsdecode(raw)) if raw else None
 
 
 def workspace_symbol(

@@ -18,9 +18,8 @@ from lsprotocol.converters import get_converter
 from pygls.exceptions import JsonRpcInvalidParams
 
 from nearsym.core.sortkey import ExplainedKey, key_items
-from nearsym.lsp.convert import path_to_uri
+from nearsym.lsp.convert import path_to_uri, uri_to_path
 from nearsym.lsp.server import NearsymServer
-from nearsym.lsp.uris import uri_to_path
 
 EXPLAIN = "nearsym.explain"
 """The command's name, advertised in `executeCommandProvider`."""

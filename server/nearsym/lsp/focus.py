@@ -25,7 +25,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from nearsym.lsp.uris import uri_to_path
+from nearsym.lsp.convert import uri_to_path
 
 DID_FOCUS = "nearsym/didFocus"
 DID_CHANGE_ACTIVE_DOCUMENT = "window/didChangeActiveDocument"

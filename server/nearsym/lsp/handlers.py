@@ -11,12 +11,11 @@ from lsprotocol import types
 from nearsym.core.model import Symbol
 from nearsym.index.search import pages
 from nearsym.lsp import explain, settings
-from nearsym.lsp.convert import client_symbol_kinds
+from nearsym.lsp.convert import client_symbol_kinds, uri_to_path
 from nearsym.lsp.encoded import EncodedResult
 from nearsym.lsp.focus import DID_CHANGE_ACTIVE_DOCUMENT, DID_FOCUS
 from nearsym.lsp.server import NearsymServer
 from nearsym.lsp.shared import Pending
-from nearsym.lsp.uris import uri_to_path
 from nearsym.lsp.watching import register_watchers
 from nearsym.workspace.live import Change
 

@@ -25,7 +25,6 @@ from pygls.lsp.server import LanguageServer
 from nearsym.index.allocator import settle
 from nearsym.index.cache import Cache
 from nearsym.index.namespace import Namespace
-from nearsym.lsp.early import ReadAhead
 from nearsym.workspace.config import index_key
 from nearsym.workspace.dependencies import walk_dependency
 from nearsym.workspace.discovery import WalkReport
@@ -73,9 +72,6 @@ class Indexing:
         """The indexing process pool, started on the first cold index."""
         self.caches: dict[tuple[str, str], Cache] = {}
         """Per root and indexing settings (`index_key`)."""
-        self.read_ahead: ReadAhead | None = None
-        """Caches opened as the server started, their snapshots read
-        ahead (`lsp.early`); dropped after the first index."""
         self.told: set[str] = set()
         """Messages already shown (`report_walk`): each is said once."""
         self.stopped = False
@@ -91,8 +87,6 @@ class Indexing:
             self.running -= 1
             if self.running == 0 and not self.stopped:
                 self.workers.close()
-            if self.read_ahead is not None:
-                self.read_ahead.drop()
 
     async def _index_namespaces(self, namespaces: Sequence[Namespace], title: str) -> None:
         """Walk and index `namespaces` in the background, reporting progress
@@ -191,10 +185,7 @@ class Indexing:
         key = index_key(self.live.config)
         found = self.caches.get((root, key))
         if found is None:
-            ahead = self.read_ahead.take(root, key) if self.read_ahead is not None else None
-            if ahead is not None:
-                log.debug("the cache of %s was opened as the server started", root)
-            found = self.caches[(root, key)] = ahead or Cache(root, settings=key)
+            found = self.caches[(root, key)] = Cache(root, settings=key)
         return found
 
     def report_walk(self, root: str, walk: WalkReport) -> None:

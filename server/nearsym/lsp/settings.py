@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -18,8 +19,8 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from nearsym.core.rank import FETCH_MAX
+from nearsym.lsp.convert import uri_to_path
 from nearsym.lsp.indexing import Indexing
-from nearsym.lsp.uris import workspace_roots
 from nearsym.workspace.config import Config, config_from_options, index_key
 
 log = logging.getLogger(__name__)
@@ -102,5 +103,14 @@ async def apply_settings(
 
 def roots(params: types.InitializeParams) -> list[str]:
     """The workspace folders `initialize` names (else its root URI or path)."""
-    folders = [folder.uri for folder in params.workspace_folders or []]
-    return workspace_roots(folders, params.root_uri, params.root_path)
+    found: list[str] = []
+    for folder in params.workspace_folders or []:
+        path = uri_to_path(folder.uri)
+        if path is not None:
+            found.append(path)
+    if not found:
+        if params.root_uri and (path := uri_to_path(params.root_uri)):
+            found.append(path)
+        elif params.root_path:
+            found.append(os.path.abspath(params.root_path))
+    return list(dict.fromkeys(found))

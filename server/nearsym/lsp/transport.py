@@ -175,19 +175,14 @@ def _write_all(fd: int) -> Callable[[bytes], None]:
     return write
 
 
-def serve_stdio(protocol: JsonRPCProtocol, server: Lifecycle, reader: Reader | None = None) -> None:
-    """Serve one client on stdin/stdout until `exit` or the end of stdin,
-    taking what `reader` (of stdin, started) has read so far, and the rest.
+def serve_stdio(protocol: JsonRPCProtocol, server: Lifecycle) -> None:
+    """Serve one client on stdin/stdout until `exit` or the end of stdin.
     Never returns: the process ends in `Connection.exit`."""
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
         connection = Connection(protocol, server, loop, _write_all(1))
-        stdin = reader
-        if stdin is None:
-            stdin = Reader(lambda n: os.read(0, n))
-            stdin.start()
-        stdin.attach(connection.take)
+        Reader(lambda n: os.read(0, n), connection.take).start("nearsym-stdin")
         await asyncio.Event().wait()
 
     asyncio.run(main())
@@ -223,9 +218,7 @@ def serve_tcp(protocol: JsonRPCProtocol, server: Lifecycle, host: str, port: int
                     log.info("a client closed before initialize; listening again")
 
                 connection.ended = ended  # type: ignore[method-assign]
-                reader = Reader(client.recv)
-                reader.attach(connection.take)
-                reader.run()
+                Reader(client.recv, connection.take).run()
 
             threading.Thread(target=read, name="nearsym-tcp", daemon=True).start()
 

@@ -1,5 +1,4 @@
-"""The input stream: LSP base-protocol framing and JSON, read on a thread
-from the process's first moments.
+"""The input stream: LSP base-protocol framing and JSON, read on a thread.
 
 Design note
 -----------
@@ -11,14 +10,9 @@ to the next `Content-Length:` (the bytes of a refused body are skipped with
 it, as they arrive, without being kept), so the stream recovers at the next
 message; a body holding that text in a string could be cut there. Header
 names are read case-insensitively and LF-only line ends are accepted (the
-base protocol says CRLF; being lenient costs nothing).
-
-The reader starts before the server has imported pygls and lsprotocol (a
-sixth of a second): what it reads meanwhile waits, in order, for the
-connection that takes it (`Reader.attach`), and the first message (a
-client's `initialize`, sent as it spawns the server) is shown at once to
-whoever wants it (`lsp.early`: the index's snapshot is read meanwhile).
-This module imports neither.
+base protocol says CRLF; being lenient costs nothing). This module knows
+nothing of pygls: what to do with each item is its sink's business
+(`transport.Connection.take`).
 """
 
 from __future__ import annotations
@@ -124,39 +118,15 @@ decoded, and `("end", None)` once the stream ends."""
 
 
 class Reader:
-    """One input stream, framed and decoded (see the module note)."""
+    """One input stream, framed and decoded, each item handed to `sink`
+    in order on the reading thread (see the module note)."""
 
-    def __init__(
-        self,
-        read: Callable[[int], bytes],
-        first: Callable[[Any], None] | None = None,
-    ) -> None:
+    def __init__(self, read: Callable[[int], bytes], sink: Sink) -> None:
         self._read = read
-        self._first = first
-        """Shown the first decoded message before anything else sees it."""
-        self._lock = threading.Lock()
-        self._sink: Sink | None = None
-        self._waiting: list[tuple[str, Any]] = []
-        """What was read before a sink was attached."""
+        self._sink = sink
 
-    def start(self, name: str = "nearsym-stdin") -> None:
+    def start(self, name: str) -> None:
         threading.Thread(target=self.run, name=name, daemon=True).start()
-
-    def attach(self, sink: Sink) -> None:
-        """From now on `sink` gets what is read; first, what was read before."""
-        with self._lock:
-            for kind, value in self._waiting:
-                sink(kind, value)
-            self._waiting.clear()
-            self._sink = sink
-
-    def _hand(self, kind: str, value: Any) -> None:
-        with self._lock:
-            if self._sink is None:
-                self._waiting.append((kind, value))
-                return
-            sink = self._sink
-        sink(kind, value)
 
     def run(self) -> None:
         """Frame and decode until the stream ends."""
@@ -168,23 +138,17 @@ class Reader:
                 log.info("reading the client failed (%s)", error)
                 data = b""
             if not data:
-                self._hand("end", None)
+                self._sink("end", None)
                 return
             for item in framer.feed(data):
                 if isinstance(item, str):
                     log.error("framing error: %s; skipping to the next message", item)
-                    self._hand("error", item)
+                    self._sink("error", item)
                     continue
                 try:
                     message = decode(item)
                 except ValueError as error:  # JSON, or UTF-8
                     log.error("a message that is not JSON: %s", error)
-                    self._hand("error", str(error))
+                    self._sink("error", str(error))
                     continue
-                if self._first is not None:
-                    first, self._first = self._first, None
-                    try:
-                        first(message)
-                    except Exception:  # a head start must never cost a message
-                        log.exception("could not read ahead of the first message")
-                self._hand("message", message)
+                self._sink("message", message)

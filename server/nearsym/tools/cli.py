@@ -452,20 +452,12 @@ def tcp_address(text: str) -> tuple[str, int]:
 def run_serve(args: argparse.Namespace) -> int:
     from nearsym.index.allocator import configure, resume_collector
     from nearsym.index.cache import cache_dir
-    from nearsym.lsp.early import ReadAhead
     from nearsym.lsp.prebuilt import lsprotocol_types
-    from nearsym.lsp.wire import Reader
 
-    read_ahead = ReadAhead()
-    reader: Reader | None = None
     if not args.tcp:  # a TCP server's clients come and go: each starts its own
         from nearsym.workspace.watcher import prestart
 
         prestart()  # its start-up overlaps ours (see `watcher`)
-        # Reading starts now: `initialize` names the roots whose snapshots
-        # are read during the imports below (`lsp.early`).
-        reader = Reader(lambda n: os.read(0, n), read_ahead.first_message)
-        reader.start()
     lsprotocol_types(cache_dir())  # before pygls imports it: attrs' code compiled once
     from nearsym.lsp.handlers import make_server  # pygls only when serving
     from nearsym.lsp.transport import serve_stdio, serve_tcp
@@ -484,7 +476,6 @@ def run_serve(args: argparse.Namespace) -> int:
             )
     configure()
     server = make_server()
-    server.indexing.read_ahead = read_ahead
     resume_collector()  # paused for the start-up's imports (`nearsym.__main__`)
     if args.tcp:
         try:
@@ -493,7 +484,7 @@ def run_serve(args: argparse.Namespace) -> int:
             print(f"nearsym: cannot listen on {host}:{port}: {error.strerror}", file=sys.stderr)
             return 2
     else:
-        serve_stdio(server.protocol, server, reader)
+        serve_stdio(server.protocol, server)
     return 0
 
 
