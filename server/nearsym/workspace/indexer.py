@@ -334,14 +334,15 @@ def index_namespace(
         snapshot_bytes = cache.snapshot_bytes() if cache is not None else 0
         pool = workers if workers is not None and workers.failures < 3 else None
         if pool is not None and snapshot_bytes == 0:
-            # Cold: nearly every file is parsed. The pool starts and the
-            # tree is walked as soon as the open file's first files are
-            # searchable (before, they took turns with its parse), beside
-            # the rest of its folder parsed here; once both are ready,
-            # what is left of the folder goes to the pool with the other
-            # files, nearest first (Go's library: the second core idled
-            # for the 0.6 s of the folder's parse and the pool's start).
-            ready = _warm(pool, after=answerable)
+            # Cold: nearly every file is parsed. The pool starts now (the
+            # forkserver's start runs on the other core) and the tree is
+            # walked as soon as the open file's first files are searchable
+            # (a walk at once took turns with their parse), beside the
+            # rest of its folder parsed here; once both are ready, what is
+            # left of the folder goes to the pool with the other files,
+            # nearest first (Go's library: the second core idled for the
+            # 0.6 s of the folder's parse and the pool's start).
+            ready = _warm(pool)
             start_walk(after=answerable)
             neighbourhood(until=lambda: walk_done.is_set() and ready.is_set())
             answerable.set()  # no open file, or nothing near it to parse
@@ -432,16 +433,14 @@ def index_namespace(
     return stats
 
 
-def _warm(workers: Workers, after: threading.Event | None = None) -> threading.Event:
+def _warm(workers: Workers) -> threading.Event:
     """Start the pool's workers on a thread of its own (the forkserver's
-    start takes a tenth of a second, which the caller need not wait), once
-    `after` is set; the event returned is set once they are up."""
+    start takes a tenth of a second, which the caller need not wait); the
+    event is set once they are up."""
     ready = threading.Event()
 
     def start() -> None:
         try:
-            if after is not None:
-                after.wait()
             workers.warm()
         finally:
             ready.set()
