@@ -712,6 +712,12 @@ def test_a_restart_parses_the_open_folder_only_where_a_small_snapshot_is_stale(
         assert parsed == ["near/m3.py"]
     else:
         assert sorted(parsed) == [f"near/m{n}.py" for n in range(6)]
+    # The unchanged files parsed before the snapshot take its rows (the
+    # snapshot's segment holds all but the changed file's), each file's
+    # mentions counted once.
+    assert max(s.live_rows for s in restarted.segments) >= 11
+    assert len(restarted) == 12
+    assert restarted.mention_counts(["near_0", "near_changed", "far_5"]) == [1, 1, 1]
 
 
 def test_the_walk_waits_for_the_gate_and_sees_what_changed_meanwhile(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ import contextlib
 import itertools
 import logging
 import marshal
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -394,11 +394,18 @@ class SymbolIndex:
         parts["files"] = marshal.dumps((tuple(paths), tuple(sizes), tuple(mtimes)))
         return parts
 
-    def install(self, parts: dict[str, bytes]) -> dict[str, tuple[int, int]]:
-        """Load a snapshot. Files the index already holds (parsed just now,
-        near the open file) keep their rows; the snapshot's are dropped.
-        Returns the stamp of every file it brought. Raises ValueError on a
-        damaged snapshot."""
+    def install(
+        self, parts: dict[str, bytes], held: Mapping[str, tuple[int, int]] | None = None
+    ) -> dict[str, tuple[int, int]]:
+        """Load a snapshot. A file the index already holds (parsed just now,
+        near the open file) keeps its rows, and the snapshot's are dropped,
+        unless `held` gives it the snapshot's own stamp (size, mtime_ns): the
+        same text, so the snapshot's rows stand and the parsed ones go, and
+        the index stays one segment (the Linux kernel's restart kept the
+        open folder's 803 rows apart from the snapshot's 4 million for the
+        whole session, a second segment every query searched). Returns the
+        stamp of every file it brought. Raises ValueError on a damaged
+        snapshot."""
         try:
             paths, sizes, mtimes = marshal.loads(parts["files"])
             fids = self._files.extend(paths)
@@ -406,14 +413,21 @@ class SymbolIndex:
             self.mentions.install(parts)
         except (KeyError, EOFError, TypeError) as error:
             raise ValueError(f"damaged snapshot: {error}") from error
+        held = held or {}
         stamps: dict[str, tuple[int, int]] = {}
         for i, fid in enumerate(fids):
-            if segment.alive[i] and fid in self._owner:
-                segment.kill(fid)
-            elif segment.alive[i]:
-                self._owner[fid] = segment
-                self._count += int(segment.file_start[i + 1] - segment.file_start[i])
-                stamps[paths[i]] = (sizes[i], mtimes[i])
+            if not segment.alive[i]:
+                continue
+            stamp = (sizes[i], mtimes[i])
+            if fid in self._owner:
+                if held.get(paths[i]) != stamp:
+                    segment.kill(fid)
+                    continue
+                self._drop(paths[i])
+                self.mentions.remove(paths[i])  # the snapshot's counts hold its own
+            self._owner[fid] = segment
+            self._count += int(segment.file_start[i + 1] - segment.file_start[i])
+            stamps[paths[i]] = stamp
         self.generation += 1
         self._add(segment)
         self._installed = id(segment)

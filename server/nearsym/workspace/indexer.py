@@ -34,7 +34,7 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -89,9 +89,12 @@ class Target(Protocol):
     def apply(self, batch: list[tuple[SourceFile, Result]]) -> None:
         """Store parse results (or why a file was skipped)."""
 
-    def install(self, parts: dict[str, bytes]) -> dict[str, tuple[int, int]]:
-        """Load a cache snapshot; the stamps of the files it brought.
-        Raises ValueError on a damaged snapshot."""
+    def install(
+        self, parts: dict[str, bytes], held: Mapping[str, tuple[int, int]]
+    ) -> dict[str, tuple[int, int]]:
+        """Load a cache snapshot (`held`: the stamps of the files parsed
+        already, `SymbolIndex.install`); the stamps of the files it
+        brought. Raises ValueError on a damaged snapshot."""
         return {}
 
     def remove(self, rels: list[str]) -> None:
@@ -114,8 +117,10 @@ class IndexTarget:
                 self.index.remove_file(sf.rel)
         self.index.replace_files([(sf.rel, r) for sf, r in batch if isinstance(r, FileDefs)])
 
-    def install(self, parts: dict[str, bytes]) -> dict[str, tuple[int, int]]:
-        return self.index.install(parts)
+    def install(
+        self, parts: dict[str, bytes], held: Mapping[str, tuple[int, int]]
+    ) -> dict[str, tuple[int, int]]:
+        return self.index.install(parts, held)
 
     def remove(self, rels: list[str]) -> None:
         for rel in rels:
@@ -207,7 +212,7 @@ def index_namespace(
         parts = cache.load_snapshot()
         if parts is not None:
             try:
-                known.update(target.install(parts))
+                known.update(target.install(parts, stamps))
                 stats.from_snapshot = len(known)
             except ValueError as error:
                 log.warning("cache snapshot of %s unusable (%s); loading file by file", root, error)

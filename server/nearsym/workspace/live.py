@@ -38,7 +38,7 @@ import functools
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import Enum
 from typing import Any, TypeVar
 
@@ -513,11 +513,13 @@ class LiveTarget:
         if not self.cancelled():
             self.live.apply_many(self.ns, batch)
 
-    def install(self, parts: dict[str, bytes]) -> dict[str, tuple[int, int]]:
+    def install(
+        self, parts: dict[str, bytes], held: Mapping[str, tuple[int, int]]
+    ) -> dict[str, tuple[int, int]]:
         with self.live.lock:
             if self.cancelled() or (self.ns.index.segments and not self.ns.index.bulk):
                 return {}  # a re-walk of a settled index: no snapshot over it
-            stamps = self.ns.index.install(parts)
+            stamps = self.ns.index.install(parts, held)
             self.live._apply_buffers(self.ns)
             return stamps
 
