@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -15,6 +17,8 @@ from nearsym.workspace.imports import Relations
 from nearsym.workspace.indexer import index_into
 
 from .helpers import rerank, sym
+
+T = TypeVar("T")
 
 
 def workspace(tmp_path: Path, files: dict[str, str]) -> list[Namespace]:
@@ -115,19 +119,25 @@ def test_buffer_text_overrides_the_disk(tmp_path: Path) -> None:
     assert found == {str(tmp_path / "b.py")}
 
 
+def recorded_parses(monkeypatch: pytest.MonkeyPatch, record: Callable[[bytes], T]) -> list[T]:
+    """`record` of each text `extract_imports` parses from now on."""
+    parsed: list[T] = []
+    real = relations_module.extract_imports
+    monkeypatch.setattr(
+        relations_module,
+        "extract_imports",
+        lambda source, spec: parsed.append(record(source)) or real(source, spec),
+    )
+    return parsed
+
+
 def test_a_buffer_too_large_to_read_from_disk_is_not_parsed_for_imports(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Parsing it would hold the interpreter lock for seconds; a file that
     large on disk is not read either (`MAX_READ_BYTES`)."""
     ns = workspace(tmp_path, {"a.py": "", "b.py": "def f(): pass\n"})
-    parsed: list[int] = []
-    real = relations_module.extract_imports
-    monkeypatch.setattr(
-        relations_module,
-        "extract_imports",
-        lambda source, spec: parsed.append(len(source)) or real(source, spec),
-    )
+    parsed = recorded_parses(monkeypatch, len)
     huge = b"import b\n" + b"# padding\n" * (relations_module.MAX_READ_BYTES // 10)
     assert Relations().related_files(str(tmp_path / "a.py"), ns, huge) == frozenset()
     assert parsed == []
@@ -142,13 +152,7 @@ def test_a_text_is_parsed_for_imports_once_while_the_index_changes(
     index changes; the same text is not parsed again, and each new text
     is, resolved against the index as it is now."""
     ns = workspace(tmp_path, {"a.py": "import b\n", "b.py": "def f(): pass\n"})
-    parsed: list[bytes] = []
-    real = relations_module.extract_imports
-    monkeypatch.setattr(
-        relations_module,
-        "extract_imports",
-        lambda source, spec: parsed.append(source) or real(source, spec),
-    )
+    parsed = recorded_parses(monkeypatch, bytes)
     relations = Relations()
     open_file = str(tmp_path / "a.py")
     assert [t for _, t in relations.resolved(open_file, ns)] == [[str(tmp_path / "b.py")]]

@@ -29,13 +29,14 @@ from nearsym.index.segment import Segment
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace import indexer as indexer_module
 from nearsym.workspace.config import Config
+from nearsym.workspace.discovery import SourceFile
 from nearsym.workspace.indexer import (
     IndexTarget,
     index_into,
     index_namespace,
     save_snapshot,
 )
-from nearsym.workspace.pool import Parsed, Workers
+from nearsym.workspace.pool import Parsed, Result, Workers
 
 from ..processes import running
 
@@ -586,6 +587,18 @@ def test_merged_entries_equal_a_sort_of_the_live_names() -> None:
             assert entries[int(remap[e])] == names[e]
 
 
+class Recorder(IndexTarget):
+    """An index target that keeps each batch's files, in order."""
+
+    def __init__(self, index: SymbolIndex) -> None:
+        super().__init__(index)
+        self.batches: list[list[str]] = []
+
+    def apply(self, batch: list[tuple[SourceFile, Result]]) -> None:
+        self.batches.append([sf.rel for sf, _ in batch])
+        super().apply(batch)
+
+
 def test_open_files_folder_is_indexed_first(tmp_path: Path) -> None:
     """With a file open, its folder's files reach the index in the first
     batch, before the walk of the rest; then nearer folders before farther."""
@@ -596,15 +609,10 @@ def test_open_files_folder_is_indexed_first(tmp_path: Path) -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(f"def f_{folder.replace('/', '_')}_{n}():\n    pass\n")
     open_file = str(root / "c" / "d" / "m0.py")
-    batches: list[list[str]] = []
-
-    class Recorder(IndexTarget):
-        def apply(self, batch: list[tuple[object, object]]) -> None:  # type: ignore[override]
-            batches.append([sf.rel for sf, _ in batch])  # type: ignore[attr-defined]
-            super().apply(batch)  # type: ignore[arg-type]
-
     index = SymbolIndex(str(root))
-    stats = index_namespace(str(root), Config(), Recorder(index), focus=lambda: open_file)
+    target = Recorder(index)
+    batches = target.batches
+    stats = index_namespace(str(root), Config(), target, focus=lambda: open_file)
     assert stats.files == 150 and len(index.files) == 150
     order = [rel for batch in batches for rel in batch]
     assert order[0] == "c/d/m0.py"  # the open file itself, first
@@ -635,20 +643,15 @@ def test_a_cold_index_hands_the_open_folder_to_the_pool_once_it_is_up(
         return real(path, rel, language, limit)
 
     monkeypatch.setattr(indexer_module, "parse_one", slow)
-    batches: list[list[str]] = []
-
-    class Recorder(IndexTarget):
-        def apply(self, batch: list[tuple[object, object]]) -> None:  # type: ignore[override]
-            batches.append([sf.rel for sf, _ in batch])  # type: ignore[attr-defined]
-            super().apply(batch)  # type: ignore[arg-type]
-
     index = SymbolIndex(str(root))
+    target = Recorder(index)
+    batches = target.batches
     workers = Workers(2)
     try:
         stats = index_namespace(
             str(root),
             Config(),
-            Recorder(index),
+            target,
             workers=workers,
             focus=lambda: str(root / "near" / "m0.py"),
         )

@@ -357,7 +357,7 @@ def index_namespace(
                 neighbourhood()  # only what the snapshot does not hold as it is
             else:
                 neighbourhood()
-                load_snapshot()  # after the neighbourhood: its fresh parses win
+                load_snapshot()  # after the neighbourhood: a changed file's parse wins
             # A snapshot that could not be loaded: nearly every file is
             # parsed. With one, most files are fresh and the pool starts
             # only if enough of them changed.
