@@ -1,6 +1,8 @@
 """A minimal JSON-RPC client over stdio, for messages pytest-lsp will not
 send as they are (extra fields, recorded editors' exact initialize params,
-malformed input). It answers the server's own requests with null results."""
+malformed input). It answers the server's own requests with null results,
+but those whose method is in `held` (kept in `held_requests` for the test
+to answer)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ class RawClient:
         self.ids = itertools.count(1)
         self.notifications: list[dict[str, Any]] = []
         self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.held: set[str] = set()
+        self.held_requests: list[dict[str, Any]] = []
         self.reader = asyncio.ensure_future(self._read())
 
     @classmethod
@@ -70,7 +74,10 @@ class RawClient:
             if "id" in message and message["id"] is None:
                 self.notifications.append(message)  # an error about no request
             elif "id" in message and "method" in message:
-                self.send({"id": message["id"], "result": None})
+                if message["method"] in self.held:
+                    self.held_requests.append(message)
+                else:
+                    self.send({"id": message["id"], "result": None})
             elif "id" in message:
                 future = self.pending.pop(message["id"], None)
                 if future is None:

@@ -44,6 +44,37 @@ def request_body(msg_id: int, query: str = "gen_1_2") -> bytes:
     ).encode()
 
 
+async def test_the_index_does_not_wait_for_the_client_to_take_a_progress_token(
+    tmp_path: Path,
+) -> None:
+    """A client that offers work-done progress and is slow to answer
+    `window/workDoneProgress/create` (or never does) still gets its folder
+    indexed and answered; the progress is shown once it answers, begun
+    before it ends."""
+    root = write_tree(tmp_path / "ws", 10)
+    client = await RawClient.start(stderr=True)
+    client.held.add("window/workDoneProgress/create")
+    await initialize(client, root, {})
+    await wait_for(lambda: bool(client.held_requests))
+    found: list[str] = []
+
+    async def answered() -> bool:
+        reply = await client.request("workspace/symbol", {"query": "gen_9_39"})
+        found[:] = [row["name"] for row in reply["result"]]
+        return "gen_9_39" in found
+
+    for _ in range(500):
+        if await answered():
+            break
+        await asyncio.sleep(0.02)
+    assert "gen_9_39" in found
+    assert progress_kinds(client) == []  # no progress on a token not yet taken
+    client.send({"id": client.held_requests[0]["id"], "result": None})
+    await wait_for(lambda: "end" in progress_kinds(client))
+    assert progress_kinds(client)[0] == "begin"
+    await client.close()
+
+
 @pytest.mark.parametrize(
     "header",
     [

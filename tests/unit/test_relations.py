@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -9,12 +10,13 @@ from typing import TypeVar
 import pytest
 
 from nearsym.core.rank import RankContext
+from nearsym.index.cache import Cache
 from nearsym.index.namespace import Namespace
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace import imports as relations_module
-from nearsym.workspace.config import Config
+from nearsym.workspace.config import Config, index_key
 from nearsym.workspace.imports import Relations
-from nearsym.workspace.indexer import index_into
+from nearsym.workspace.indexer import index_into, save_snapshot
 
 from .helpers import rerank, sym
 
@@ -174,6 +176,32 @@ def test_imported_file_wins_a_name_tie() -> None:
         other,
         imported,
     ]
+
+
+def test_a_layout_made_before_a_restart_s_snapshot_is_not_reused(tmp_path: Path) -> None:
+    """A restart answers its first query before the cache's snapshot is
+    in: the layout then made from the empty index must not stand for the
+    whole folder the snapshot brings a moment later (it did, for
+    `BULK_LAYOUT_SECONDS`: none of the open file's imports resolved)."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    for rel, text in {"a.py": "import b\n", "b.py": "def b(): pass\n"}.items():
+        (root / rel).write_text(text)
+        os.utime(root / rel, ns=(1_000_000_000, 1_000_000_000))  # old enough to trust
+    cache = Cache(str(root), str(tmp_path / "cache"), index_key(Config()))
+    first = SymbolIndex(str(root))
+    save_snapshot(first, index_into(first, Config(), cache=cache), cache)
+    cache.close()
+    restarted = SymbolIndex(str(root))
+    restarted.bulk = True
+    ns = [Namespace(str(root), restarted)]
+    relations = Relations()
+    open_file = str(root / "a.py")
+    assert relations.related_files(open_file, ns) == frozenset()  # nothing in yet
+    cache = Cache(str(root), str(tmp_path / "cache"), index_key(Config()))
+    assert index_into(restarted, Config(), cache=cache).from_snapshot == 2
+    restarted.bulk = True  # as while the restart's walk goes on
+    assert relations.related_files(open_file, ns) == {str(root / "b.py")}
 
 
 def test_a_layout_is_reused_only_while_a_cold_index_adds_files(

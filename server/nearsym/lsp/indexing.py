@@ -12,7 +12,6 @@ ends.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import threading
 import time
@@ -25,10 +24,10 @@ from pygls.lsp.server import LanguageServer
 from nearsym.index.allocator import settle
 from nearsym.index.cache import Cache
 from nearsym.index.namespace import Namespace
-from nearsym.workspace.config import index_key
+from nearsym.workspace.config import Config, index_key
 from nearsym.workspace.dependencies import walk_dependency
 from nearsym.workspace.discovery import WalkReport
-from nearsym.workspace.indexer import index_namespace
+from nearsym.workspace.indexer import ColdStats, index_namespace
 from nearsym.workspace.live import LiveTarget, LiveWorkspace
 from nearsym.workspace.pool import Workers
 
@@ -38,6 +37,10 @@ PROGRESS_INTERVAL = 0.2
 """Seconds between progress reports, so a fast index does not flood the client."""
 PROGRESS_MIN_FILES = 200
 """A re-index of fewer files ends before a progress bar could be read."""
+TOKEN_WAIT = 5.0
+"""Seconds an index that has ended waits for the client to take its
+progress token (`window/workDoneProgress/create`), so that the progress it
+asked for is shown begun and ended; after that, none is shown."""
 MAX_PROBLEM_MESSAGES = 3
 """Bad ignore-file lines shown per walk (each is logged); more would bury
 the editor in pop-ups."""
@@ -72,6 +75,7 @@ class Indexing:
         """The indexing process pool, started on the first cold index."""
         self.caches: dict[tuple[str, str], Cache] = {}
         """Per root and indexing settings (`index_key`)."""
+        self._caches_lock = threading.Lock()
         self.told: set[str] = set()
         """Messages already shown (`report_walk`): each is said once."""
         self.stopped = False
@@ -98,13 +102,24 @@ class Indexing:
         for ns in namespaces:
             self.walk_of[ns.root] = walk
             ns.index.bulk = True  # before the client's word on progress: see `open_buffer`
-        token = await self._progress_begin(title, None)
         live = self.live
         last_report = [0.0]
         progress = self.server.work_done_progress
+        begun: list[str | None] = [None]
+        """The progress token, once the client has taken it."""
+
+        async def begin() -> None:
+            begun[0] = await self._progress_begin(title, None)
+
+        # The index starts at once, not after the client's answer on the
+        # progress token: a client slow to answer (or that never does) is
+        # not left without an index, and a restart's snapshot is read
+        # during the round trip.
+        beginning = asyncio.ensure_future(begin())
 
         def report(done: int, total: int) -> None:
             now = time.perf_counter()
+            token = begun[0]
             if token is None or now - last_report[0] < PROGRESS_INTERVAL:
                 return
             last_report[0] = now
@@ -114,28 +129,33 @@ class Indexing:
             )
             loop.call_soon_threadsafe(progress.report, token, message)
 
-        files = symbols = cached = 0
-        for ns in namespaces:
+        summary = "indexing stopped"
+        try:
+            files = symbols = cached = 0
+            for ns in namespaces:
 
-            def cancelled(ns: Namespace = ns) -> bool:
-                return (
-                    self.stopped
-                    or self.walk_of.get(ns.root) != walk
-                    or (ns not in live.namespaces and ns not in live.dependencies)
-                )
+                def cancelled(ns: Namespace = ns) -> bool:
+                    return (
+                        self.stopped
+                        or self.walk_of.get(ns.root) != walk
+                        or (ns not in live.namespaces and ns not in live.dependencies)
+                    )
 
-            cache = self.cache_for(ns.root)
-            ns.index.bulk = True
-            # Large merges run on the pool, not in the server's heap.
-            ns.index.merger = self.workers.merge if self.workers.failures < 3 else None
-            stats = None
-            try:
-                stats = await loop.run_in_executor(
-                    None,
-                    functools.partial(
-                        index_namespace,
+                ns.index.bulk = True
+                # Large merges run on the pool, not in the server's heap.
+                ns.index.merger = self.workers.merge if self.workers.failures < 3 else None
+
+                def run(
+                    ns: Namespace = ns,
+                    cancelled: Callable[[], bool] = cancelled,
+                    config: Config = live.config,
+                ) -> tuple[ColdStats, Cache | None]:
+                    # The cache is opened here, off the loop: SQLite may wait
+                    # up to its timeout for a lock another process holds.
+                    cache = self.cache_for(ns.root, config)
+                    stats = index_namespace(
                         ns.root,
-                        live.config,
+                        config,
                         LiveTarget(live, ns, cancelled),
                         workers=self.workers,
                         cache=cache,
@@ -144,33 +164,44 @@ class Indexing:
                         progress=report,
                         walk_gate=None if ns.dependency else self.watch_ready,
                         walker=walk_dependency if ns.dependency else None,
-                    ),
-                )
-                files += stats.files
-                cached += stats.from_snapshot + stats.from_cache
-                self.report_walk(ns.root, stats.walk)
-            finally:
-                if not self.stopped:  # at shutdown, nothing more is built
-                    await loop.run_in_executor(None, live.compact, ns)
-                ns.index.merger = None
-                if not self.stopped and ns is not namespaces[-1]:
-                    settle()  # the last one's after the progress ends
-            symbols += len(ns.index)
-            if cache is not None and stats is not None and stats.changed and not cancelled(ns):
-                stamps = cache.trusted(stats.stamps)
-                parts = await loop.run_in_executor(None, live.snapshot, ns, stamps)
-                if parts is not None:
-                    cache.store_snapshot(parts)
-        for ns in namespaces:
-            if not self.stopped:
-                await loop.run_in_executor(None, live.reindex_buffers, ns)
-        summary = (
-            f"indexed {files} files, {symbols} definitions in {time.perf_counter() - started:.1f}s"
-            f" ({cached} files from the cache)"
-        )
-        log.info(summary)
-        if token is not None:
-            progress.end(token, types.WorkDoneProgressEnd(message=summary))
+                    )
+                    return stats, cache
+
+                stats: ColdStats | None = None
+                cache: Cache | None = None
+                try:
+                    found, cache = await loop.run_in_executor(None, run)
+                    stats = found
+                    files += found.files
+                    cached += found.from_snapshot + found.from_cache
+                    self.report_walk(ns.root, found.walk)
+                finally:
+                    if not self.stopped:  # at shutdown, nothing more is built
+                        await loop.run_in_executor(None, live.compact, ns)
+                    ns.index.merger = None
+                    if not self.stopped and ns is not namespaces[-1]:
+                        settle()  # the last one's after the progress ends
+                symbols += len(ns.index)
+                if cache is not None and stats is not None and stats.changed and not cancelled(ns):
+                    parts = await loop.run_in_executor(
+                        None, live.snapshot, ns, cache.trusted(stats.stamps)
+                    )
+                    if parts is not None:
+                        cache.store_snapshot(parts)
+            for ns in namespaces:
+                if not self.stopped:
+                    await loop.run_in_executor(None, live.reindex_buffers, ns)
+            summary = (
+                f"indexed {files} files, {symbols} definitions in {time.perf_counter() - started:.1f}s"
+                f" ({cached} files from the cache)"
+            )
+            log.info(summary)
+            await asyncio.wait({beginning}, timeout=TOKEN_WAIT)
+        finally:
+            if not beginning.done():
+                beginning.cancel()  # the token not taken (yet): no progress shown
+            elif begun[0] is not None:  # begun: ended, whatever ended the index
+                progress.end(begun[0], types.WorkDoneProgressEnd(message=summary))
         self.indexed.set()
         if not self.stopped:
             # Housekeeping, not part of the index: a collection over every
@@ -178,14 +209,16 @@ class Indexing:
             # on Go's library), once the person has been told it is done.
             settle()
 
-    def cache_for(self, root: str) -> Cache | None:
-        """The on-disk cache of `root`, unless the `cache` setting is off."""
-        if not self.live.config.cache:
+    def cache_for(self, root: str, config: Config) -> Cache | None:
+        """The on-disk cache of `root` under `config`, unless its `cache`
+        setting is off."""
+        if not config.cache:
             return None
-        key = index_key(self.live.config)
-        found = self.caches.get((root, key))
-        if found is None:
-            found = self.caches[(root, key)] = Cache(root, settings=key)
+        key = index_key(config)
+        with self._caches_lock:  # opened on the index threads
+            found = self.caches.get((root, key))
+            if found is None:
+                found = self.caches[(root, key)] = Cache(root, settings=key)
         return found
 
     def report_walk(self, root: str, walk: WalkReport) -> None:
@@ -228,7 +261,9 @@ class Indexing:
         `finish_writes`)."""
         self.stopped = True
         self.workers.stop()
-        for cache in self.caches.values():
+        with self._caches_lock:
+            caches = list(self.caches.values())
+        for cache in caches:
             threading.Thread(target=cache.close, name="nearsym-cache-close", daemon=True).start()
 
     def finish_writes(self, seconds: float) -> None:

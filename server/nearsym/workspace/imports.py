@@ -61,6 +61,11 @@ restart was parsed four times before the first answer, 8 ms each; now
 once."""
 BULK_LAYOUT_SECONDS = 2.0
 """Longest a layout is reused while a cold index adds files."""
+BULK_LAYOUT_GROWTH = 2
+"""A layout is not reused once the index holds more than this many times
+the definitions it was made from: a restart's snapshot brings the whole
+folder at once, and a layout made from the empty index just before it
+resolved none of the open file's imports for two seconds."""
 
 _JS_SUFFIXES = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".d.ts")
 
@@ -110,23 +115,29 @@ class Relations:
     are dropped whenever an index changes."""
 
     def __init__(self) -> None:
-        self._layouts: dict[str, tuple[int, _Layout, float]] = {}
+        self._layouts: dict[str, tuple[int, _Layout, float, int]] = {}
         self._related: dict[tuple[str, float, tuple[int, ...]], frozenset[str]] = {}
         self._imports: dict[tuple[str, bytes], tuple[ImportRef, ...]] = {}
 
     def _layout_of(self, ns: Namespace) -> _Layout:
         """The layout of `ns` as indexed now; while a cold index is still
-        adding files (`bulk`), one up to `BULK_LAYOUT_SECONDS` old (it takes
+        adding files (`bulk`), one up to `BULK_LAYOUT_SECONDS` old and made
+        from at least 1 / `BULK_LAYOUT_GROWTH` of the definitions (it takes
         0.1 s on the kernel's 56,000 files, and every batch changes the
         index: rebuilt per query, it added that to each answer and took a
         core from the index)."""
         cached = self._layouts.get(ns.root)
         now = time.monotonic()
+        index = ns.index
         if cached is None or (
-            cached[0] != ns.index.generation
-            and not (ns.index.bulk and now - cached[2] < BULK_LAYOUT_SECONDS)
+            cached[0] != index.generation
+            and not (
+                index.bulk
+                and now - cached[2] < BULK_LAYOUT_SECONDS
+                and len(index) <= BULK_LAYOUT_GROWTH * cached[3]
+            )
         ):
-            cached = (ns.index.generation, _layout(ns.index.files), now)
+            cached = (index.generation, _layout(index.files), now, len(index))
             self._layouts[ns.root] = cached
         return cached[1]
 
