@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
 
@@ -202,6 +202,42 @@ def test_a_layout_made_before_a_restart_s_snapshot_is_not_reused(tmp_path: Path)
     assert index_into(restarted, Config(), cache=cache).from_snapshot == 2
     restarted.bulk = True  # as while the restart's walk goes on
     assert relations.related_files(open_file, ns) == {str(root / "b.py")}
+
+
+def test_an_edit_keeps_the_layout_and_a_file_added_or_removed_remakes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The layout is the indexed files' paths: a file parsed again (an
+    edit) leaves it as it is; a file that enters or leaves the index
+    makes it again, and the open file's imports resolve against the new
+    one at once."""
+    ns = workspace(tmp_path, {"a.py": "import b\nimport c\n", "b.py": "def b(): pass\n"})
+    index = ns[0].index
+    made: list[int] = []
+    layout = relations_module._layout
+
+    def counted(files: Iterable[str]) -> relations_module._Layout:
+        made.append(1)
+        return layout(files)
+
+    monkeypatch.setattr(relations_module, "_layout", counted)
+    relations = Relations()
+    open_file = str(tmp_path / "a.py")
+    assert relations.related_files(open_file, ns) == {str(tmp_path / "b.py")}
+    assert len(made) == 1
+    index.replace_file("b.py", [sym("b", "b.py"), sym("b2", "b.py")])  # an edit
+    assert relations.related_files(open_file, ns) == {str(tmp_path / "b.py")}
+    assert len(made) == 1
+    (tmp_path / "c.py").write_text("def c(): pass\n")
+    index.replace_file("c.py", [sym("c", "c.py")])  # a file created
+    assert relations.related_files(open_file, ns) == {
+        str(tmp_path / "b.py"),
+        str(tmp_path / "c.py"),
+    }
+    assert len(made) == 2
+    index.remove_file("b.py")
+    assert relations.related_files(open_file, ns) == {str(tmp_path / "c.py")}
+    assert len(made) == 3
 
 
 def test_a_layout_is_reused_only_while_a_cold_index_adds_files(

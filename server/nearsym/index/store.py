@@ -110,6 +110,9 @@ class SymbolIndex:
         self.generation = 0
         """Bumped by every change, so caches derived from the index can tell
         they are stale."""
+        self.files_generation = 0
+        """Bumped when a file enters or leaves the index (not when one it
+        holds is parsed again): for what is derived from its paths alone."""
         self.merger: Merger | None = None
         """Where a cold index's large merges run (a pool worker; see
         `_merged`), or None: in this process."""
@@ -178,9 +181,11 @@ class SymbolIndex:
         if not files:
             return
         latest = {path: defs for path, defs in files}
+        entered = False
         for path, defs in latest.items():
-            self._drop(path)
+            entered |= not self._drop(path)
             self.mentions.add(path, defs.mentions)
+        self.files_generation += entered
         batch = [(self._files.id_of(p), d) for p, d in sorted(latest.items())]
         segment = build.from_batch(build.batch_from_files(batch))
         for fid, defs in batch:
@@ -193,6 +198,7 @@ class SymbolIndex:
         self.mentions.remove(path)
         if self._drop(path):
             self.generation += 1
+            self.files_generation += 1
             self._tidy()
 
     def _drop(self, path: str) -> bool:
@@ -429,6 +435,7 @@ class SymbolIndex:
             self._count += int(segment.file_start[i + 1] - segment.file_start[i])
             stamps[paths[i]] = stamp
         self.generation += 1
+        self.files_generation += 1
         self._add(segment)
         self._installed = id(segment)
         return stamps

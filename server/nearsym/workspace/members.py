@@ -57,9 +57,13 @@ CLASS_LIKE = frozenset({Kind.CLASS, Kind.INTERFACE, Kind.STRUCT, Kind.ENUM})
 BASE_DEPTH = 4
 """Steps up the base classes (`Flask` -> `App` -> `Scaffold` is two);
 deeper chains reach `object`-like roots every class shares."""
-UNIQUE_POOL = 64
-"""Candidates read when looking a base name up by itself: exact names come
-first in a pool and are never cut, so this only bounds the other rows."""
+UNIQUE_POOL = 0
+"""Candidates read beside the exact names when looking a base name up by
+itself: none. A pool holds every exact name whatever its width, and only
+those are kept; a width of 64 filled the rest from the prefix and
+substring tiers to throw them away (2.2 ms a name on Go's library against
+0.17, the same classes found for 1,508 class names of Go's, the JDK's and
+Twisted's)."""
 _FOLDER_LANGUAGES = frozenset({"go", "c", "cpp"})
 """Languages whose methods may be defined in other files of the folder."""
 MAX_CACHED = 256
@@ -88,6 +92,12 @@ class Members:
         self._answers: dict[tuple[object, ...], frozenset[tuple[str, str]]] = {}
         self._named: dict[tuple[object, ...], list[_Class]] = {}
         self._imports: dict[str, tuple[tuple[float, int], list[tuple[ImportRef, list[str]]]]] = {}
+        self._read: dict[str, tuple[Symbol, ...]] = {}
+        """The definitions of each file read during one `_compute`: a file
+        an import names is searched once for every name imported from it,
+        and once more for every base looked up there (Twisted's
+        `internet/tcp.py`: 165 reads of its imports' files a computation,
+        each building every row of the file)."""
 
     def _resolved(
         self, path: str, namespaces: Sequence[Namespace]
@@ -127,6 +137,14 @@ class Members:
     def _compute(
         self, open_file: str, namespaces: Sequence[Namespace], source: bytes | None
     ) -> frozenset[tuple[str, str]]:
+        try:
+            return self._classes_used(open_file, namespaces, source)
+        finally:
+            self._read.clear()
+
+    def _classes_used(
+        self, open_file: str, namespaces: Sequence[Namespace], source: bytes | None
+    ) -> frozenset[tuple[str, str]]:
         start: list[_Class] = [
             _Class(open_file, s)
             for s in self._symbols(open_file, namespaces)
@@ -156,8 +174,11 @@ class Members:
         return frozenset(out)
 
     def _symbols(self, path: str, namespaces: Sequence[Namespace]) -> tuple[Symbol, ...]:
-        owner = _owner(path, namespaces)
-        return owner[0].index.symbols_of(owner[1]) if owner else ()
+        found = self._read.get(path)
+        if found is None:
+            owner = _owner(path, namespaces)
+            found = self._read[path] = owner[0].index.symbols_of(owner[1]) if owner else ()
+        return found
 
     def _find(
         self, name: str, targets: Sequence[str], namespaces: Sequence[Namespace], hops: int
