@@ -91,7 +91,9 @@ class Members:
         self.relations = relations
         self._answers: dict[tuple[object, ...], frozenset[tuple[str, str]]] = {}
         self._named: dict[tuple[object, ...], list[_Class]] = {}
-        self._imports: dict[str, tuple[tuple[float, int], list[tuple[ImportRef, list[str]]]]] = {}
+        self._imports: dict[
+            str, tuple[tuple[float, tuple[tuple[str, int], ...]], list[tuple[ImportRef, list[str]]]]
+        ] = {}
         self._read: dict[str, tuple[Symbol, ...]] = {}
         """The definitions of each file read during one `_compute`: a file
         an import names is searched once for every name imported from it,
@@ -103,11 +105,13 @@ class Members:
         self, path: str, namespaces: Sequence[Namespace]
     ) -> list[tuple[ImportRef, list[str]]]:
         """`Relations.resolved` of a file on disk, cached by its modification
-        time and the number of files indexed."""
+        time and the files indexed (not their definitions: an edit elsewhere
+        resolves nothing differently)."""
         try:
-            stamp = (os.stat(path).st_mtime, sum(len(ns.index) for ns in namespaces))
+            mtime = os.stat(path).st_mtime
         except OSError:
             return []
+        stamp = (mtime, tuple((ns.root, ns.index.files_generation) for ns in namespaces))
         cached = self._imports.get(path)
         if cached is None or cached[0] != stamp:
             if len(self._imports) > 4 * MAX_CACHED:
