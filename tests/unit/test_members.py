@@ -3,11 +3,12 @@ read from a real index of files on disk, and the rank rules that use them."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 import pytest
 
-from nearsym.core.model import Symbol
+from nearsym.core.model import Kind, Symbol
 from nearsym.core.rank import RankPolicy
 from nearsym.extract.bases import class_bases
 from nearsym.extract.languages import language_for_path
@@ -81,9 +82,9 @@ def test_each_file_is_read_once_a_computation(
     reads: list[str] = []
     symbols_of = index.symbols_of
 
-    def counted(path: str) -> tuple[Symbol, ...]:
+    def counted(path: str, kinds: Collection[Kind] | None = None) -> tuple[Symbol, ...]:
         reads.append(path)
-        return symbols_of(path)
+        return symbols_of(path, kinds)
 
     monkeypatch.setattr(index, "symbols_of", counted)
     hints = WorkspaceContext().hints(str(tmp_path / "app.py"), ns, ALL)

@@ -481,6 +481,28 @@ def test_unusual_spans_survive_merge_and_snapshot() -> None:
     assert [s.name for s in again.candidates("tall", 10)] == ["tall"]
 
 
+def test_a_file_s_definitions_of_some_kinds_only() -> None:
+    """`symbols_of(path, kinds)` builds only the rows of those kinds, in
+    file order, local and deprecated flags kept (the kind byte holds
+    them beside the kind)."""
+    rows = [
+        Symbol("A", Kind.CLASS, "", "/ws", "a.py", Span(0, 6, 0, 7), "python"),
+        Symbol("run", Kind.METHOD, "A", "/ws", "a.py", Span(1, 8, 1, 11), "python"),
+        Symbol("I", Kind.INTERFACE, "", "/ws", "a.py", Span(3, 6, 3, 7), "python", True, True),
+        Symbol("x", Kind.VARIABLE, "", "/ws", "a.py", Span(5, 0, 5, 1), "python"),
+    ]
+    index = SymbolIndex("/ws")
+    index.replace_file("a.py", rows)
+    index.replace_file(
+        "b.py", [Symbol("B", Kind.CLASS, "", "/ws", "b.py", Span(0, 6, 0, 7), "python")]
+    )
+    assert list(index.symbols_of("a.py")) == rows
+    classes = index.symbols_of("a.py", frozenset({Kind.CLASS, Kind.INTERFACE}))
+    assert list(classes) == [rows[0], rows[2]]
+    assert index.symbols_of("a.py", frozenset({Kind.ENUM})) == ()
+    assert index.symbols_of("gone.py", frozenset({Kind.CLASS})) == ()
+
+
 @pytest.mark.parametrize("slice_bytes", [5, 64, 4_000_000])
 def test_trigram_lists_built_in_slices_match_one_pass(
     slice_bytes: int, monkeypatch: pytest.MonkeyPatch

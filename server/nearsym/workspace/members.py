@@ -178,10 +178,13 @@ class Members:
         return frozenset(out)
 
     def _symbols(self, path: str, namespaces: Sequence[Namespace]) -> tuple[Symbol, ...]:
+        """The classes `path` defines (every reader here wants classes only)."""
         found = self._read.get(path)
         if found is None:
             owner = _owner(path, namespaces)
-            found = self._read[path] = owner[0].index.symbols_of(owner[1]) if owner else ()
+            found = self._read[path] = (
+                owner[0].index.symbols_of(owner[1], CLASS_LIKE) if owner else ()
+            )
         return found
 
     def _find(
