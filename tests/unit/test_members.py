@@ -3,6 +3,7 @@ read from a real index of files on disk, and the rank rules that use them."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection
 from pathlib import Path
 
@@ -144,6 +145,39 @@ def test_reexports_are_followed_through_subpackages(tmp_path: Path) -> None:
         ("pkg/app.py", "Flask"),
         ("pkg/sub/impl.py", "helper"),
     }
+
+
+def test_reexports_follow_index_files_added_and_saved_but_not_other_edits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index files are listed again when a file enters or leaves the
+    index, and one saved is read again; an edit elsewhere reads neither
+    the list nor the files again."""
+    ns = workspace(tmp_path, FLASKISH)
+    index = ns[0].index
+    context = WorkspaceContext()
+    listed: list[int] = []
+    files = type(index).files
+
+    def counted(self: SymbolIndex) -> list[str]:
+        listed.append(1)
+        return files.fget(self)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(type(index), "files", property(counted))
+    exported = lambda: relative(tmp_path, context.hints(None, ns, ALL).exported)  # noqa: E731
+    assert ("pkg/app.py", "Flask") in exported()
+    reads = len(listed)
+    index.replace_file("pkg/app.py", [*index.symbols_of("pkg/app.py")])  # an edit
+    assert ("pkg/app.py", "Flask") in exported()
+    assert len(listed) == reads  # neither the index files nor the layout listed again
+    (tmp_path / "other/__init__.py").write_text("from .blue import Blueprint\n")
+    index_into(index, Config())  # other/__init__.py enters the index
+    assert ("other/blue.py", "Blueprint") in exported()
+    init = tmp_path / "pkg/__init__.py"
+    init.write_text("from .app import Flask\nfrom .scaffold import Scaffold\n")
+    os.utime(init, ns=(2_000_000_000, 2_000_000_000))  # saved: a new modification time
+    index.replace_file("pkg/__init__.py", [])
+    assert ("pkg/scaffold.py", "Scaffold") in exported()
 
 
 def test_a_reexported_name_wins_a_name_tie(tmp_path: Path) -> None:

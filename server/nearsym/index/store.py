@@ -39,6 +39,11 @@ from nearsym.index.segment import Segment
 
 log = logging.getLogger(__name__)
 
+_VERSIONS = itertools.count(1)
+"""Every index's generations are drawn from one count: a cache keyed by a
+folder's root and a generation never takes a new index of the same folder
+(removed and added again) for the one it was made from."""
+
 _KINDS: dict[int, Kind] = {int(k): k for k in Kind}
 
 BULK_SEGMENTS = 16
@@ -107,11 +112,11 @@ class SymbolIndex:
         self._installed = 0
         """`id()` of the segment the last snapshot was loaded into (`install`):
         the one segment `compact` may leave as it is."""
-        self.generation = 0
-        """Bumped by every change, so caches derived from the index can tell
+        self.generation = next(_VERSIONS)
+        """Renewed by every change, so caches derived from the index can tell
         they are stale."""
-        self.files_generation = 0
-        """Bumped when a file enters or leaves the index (not when one it
+        self.files_generation = next(_VERSIONS)
+        """Renewed when a file enters or leaves the index (not when one it
         holds is parsed again): for what is derived from its paths alone."""
         self.merger: Merger | None = None
         """Where a cold index's large merges run (a pool worker; see
@@ -191,20 +196,21 @@ class SymbolIndex:
         for path, defs in latest.items():
             entered |= not self._drop(path)
             self.mentions.add(path, defs.mentions)
-        self.files_generation += entered
+        if entered:
+            self.files_generation = next(_VERSIONS)
         batch = [(self._files.id_of(p), d) for p, d in sorted(latest.items())]
         segment = build.from_batch(build.batch_from_files(batch))
         for fid, defs in batch:
             self._owner[fid] = segment
             self._count += len(defs)
-        self.generation += 1
+        self.generation = next(_VERSIONS)
         self._add(segment)
 
     def remove_file(self, path: str) -> None:
         self.mentions.remove(path)
         if self._drop(path):
-            self.generation += 1
-            self.files_generation += 1
+            self.generation = next(_VERSIONS)
+            self.files_generation = next(_VERSIONS)
             self._tidy()
 
     def _drop(self, path: str) -> bool:
@@ -378,7 +384,7 @@ class SymbolIndex:
             # Largest first, the order the binary counter keeps.
             self._segments = sorted([merged, *rest], key=lambda s: -s.live_rows)
             self.bulk = False
-            self.generation += 1
+            self.generation = next(_VERSIONS)
             self._tidy()
         return merged
 
@@ -440,8 +446,8 @@ class SymbolIndex:
             self._owner[fid] = segment
             self._count += int(segment.file_start[i + 1] - segment.file_start[i])
             stamps[paths[i]] = stamp
-        self.generation += 1
-        self.files_generation += 1
+        self.generation = next(_VERSIONS)
+        self.files_generation = next(_VERSIONS)
         self._add(segment)
         self._installed = id(segment)
         return stamps
