@@ -67,6 +67,12 @@ the definitions it was made from: a restart's snapshot brings the whole
 folder at once, and a layout made from the empty index just before it
 resolved none of the open file's imports for two seconds."""
 
+ON_DISK_CACHED = 1024
+"""Files whose resolved imports `Relations.on_disk` keeps."""
+
+Resolved = list[tuple[ImportRef, list[str]]]
+"""Each import of a file, with the absolute paths it resolves to."""
+
 _JS_SUFFIXES = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".d.ts")
 
 
@@ -118,6 +124,7 @@ class Relations:
         self._layouts: dict[str, tuple[int, _Layout, float, int, int]] = {}
         self._related: dict[tuple[str, float, tuple[int, ...]], frozenset[str]] = {}
         self._imports: dict[tuple[str, bytes], tuple[ImportRef, ...]] = {}
+        self._on_disk: dict[str, tuple[tuple[float, tuple[int, ...]], Resolved]] = {}
 
     def _layout_of(self, ns: Namespace) -> _Layout:
         """The layout of `ns` as indexed now; while a cold index is still
@@ -198,9 +205,27 @@ class Relations:
     ) -> list[str]:
         return [t for _, targets in self.resolved(path, namespaces, source) for t in targets]
 
+    def on_disk(self, path: str, namespaces: Sequence[Namespace]) -> Resolved:
+        """`resolved` of the file `path` as it is on disk, kept while its
+        modification time and the files indexed stand (an edit elsewhere
+        resolves nothing differently): what the members and re-exports
+        hints read of the files around the open one, at every query after
+        a change to the index."""
+        try:
+            mtime = os.stat(path).st_mtime
+        except OSError:
+            return []
+        stamp = (mtime, tuple(ns.index.files_generation for ns in namespaces))
+        cached = self._on_disk.get(path)
+        if cached is None or cached[0] != stamp:
+            if len(self._on_disk) >= ON_DISK_CACHED:
+                self._on_disk.clear()
+            cached = self._on_disk[path] = (stamp, self.resolved(path, namespaces))
+        return cached[1]
+
     def resolved(
         self, path: str, namespaces: Sequence[Namespace], source: bytes | None = None
-    ) -> list[tuple[ImportRef, list[str]]]:
+    ) -> Resolved:
         """Each import of the file `path` (absolute; `source` its text when
         it differs from the disk), with the absolute paths it resolves to."""
         spec = language_for_path(path)
@@ -221,7 +246,7 @@ class Relations:
             if len(self._imports) >= IMPORTS_CACHED:
                 self._imports.clear()
             refs = self._imports[key] = tuple(extract_imports(source, spec))
-        out: list[tuple[ImportRef, list[str]]] = [(ref, []) for ref in refs]
+        out: Resolved = [(ref, []) for ref in refs]
         for ns in namespaces:
             layout = self._layout_of(ns)
             rel = os.path.relpath(path, ns.root).replace(os.sep, "/")

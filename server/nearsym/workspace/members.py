@@ -46,7 +46,6 @@ from dataclasses import dataclass
 from nearsym.core.model import Kind, Symbol
 from nearsym.core.query import Query
 from nearsym.core.rank import RankPolicy, WorkspaceHints
-from nearsym.extract.imports import ImportRef
 from nearsym.index.files import SkippedFile, read_regular
 from nearsym.index.namespace import Namespace
 from nearsym.index.where import BASES
@@ -91,33 +90,12 @@ class Members:
         self.relations = relations
         self._answers: dict[tuple[object, ...], frozenset[tuple[str, str]]] = {}
         self._named: dict[tuple[object, ...], list[_Class]] = {}
-        self._imports: dict[
-            str, tuple[tuple[float, tuple[tuple[str, int], ...]], list[tuple[ImportRef, list[str]]]]
-        ] = {}
         self._read: dict[str, tuple[Symbol, ...]] = {}
         """The definitions of each file read during one `_compute`: a file
         an import names is searched once for every name imported from it,
         and once more for every base looked up there (Twisted's
         `internet/tcp.py`: 165 reads of its imports' files a computation,
         each building every row of the file)."""
-
-    def _resolved(
-        self, path: str, namespaces: Sequence[Namespace]
-    ) -> list[tuple[ImportRef, list[str]]]:
-        """`Relations.resolved` of a file on disk, cached by its modification
-        time and the files indexed (not their definitions: an edit elsewhere
-        resolves nothing differently)."""
-        try:
-            mtime = os.stat(path).st_mtime
-        except OSError:
-            return []
-        stamp = (mtime, tuple((ns.root, ns.index.files_generation) for ns in namespaces))
-        cached = self._imports.get(path)
-        if cached is None or cached[0] != stamp:
-            if len(self._imports) > 4 * MAX_CACHED:
-                self._imports.clear()
-            cached = self._imports[path] = (stamp, self.relations.resolved(path, namespaces))
-        return cached[1]
 
     def of(
         self, open_file: str | None, namespaces: Sequence[Namespace], source: bytes | None = None
@@ -201,7 +179,7 @@ class Members:
         if found or hops <= 0:
             return found
         for t in targets:
-            for ref, further in self._resolved(t, namespaces):
+            for ref, further in self.relations.on_disk(t, namespaces):
                 if name in ref.names or "*" in ref.names:
                     found.extend(self._find(name, further, namespaces, hops - 1))
         return found
@@ -214,7 +192,7 @@ class Members:
         ]
         if here:
             return here
-        for ref, targets in self._resolved(file, namespaces):
+        for ref, targets in self.relations.on_disk(file, namespaces):
             if name in ref.names:
                 found = self._find(name, targets, namespaces, hops=1)
                 if found:

@@ -21,8 +21,7 @@ exports every top-level name of its target (`*`), and so does a Rust
 Read per namespace, cached until the index changes; the index files
 are listed again only when a file enters or leaves the index (the Linux
 kernel has none among its 56,000 paths, which were read after every edit:
-16 ms), and each one's imports are cached by its modification time and the
-files indexed.
+16 ms), and each one's imports are kept by `Relations.on_disk`.
 """
 
 from __future__ import annotations
@@ -30,7 +29,6 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from nearsym.extract.imports import ImportRef
 from nearsym.index.namespace import Namespace
 from nearsym.workspace.imports import Relations
 
@@ -48,9 +46,6 @@ class Reexports:
 
     def __init__(self, relations: Relations) -> None:
         self.relations = relations
-        self._files: dict[
-            str, tuple[tuple[float, tuple[int, ...]], list[tuple[ImportRef, list[str]]]]
-        ] = {}
         self._listed: dict[str, tuple[int, list[str]]] = {}
         """Each namespace's index files (absolute paths), by its root, with
         the `files_generation` they were listed at."""
@@ -66,19 +61,6 @@ class Reexports:
         found = frozenset(self._compute(namespaces))
         self._answer = (key, found)
         return found
-
-    def _refs(
-        self, path: str, namespaces: Sequence[Namespace]
-    ) -> list[tuple[ImportRef, list[str]]]:
-        try:
-            mtime = os.stat(path).st_mtime
-        except OSError:
-            return []
-        stamp = (mtime, tuple(ns.index.files_generation for ns in namespaces))
-        cached = self._files.get(path)
-        if cached is None or cached[0] != stamp:
-            cached = self._files[path] = (stamp, self.relations.resolved(path, namespaces))
-        return cached[1]
 
     def _index_files(self, ns: Namespace) -> list[str]:
         listed = self._listed.get(ns.root)
@@ -108,7 +90,7 @@ class Reexports:
             return
         seen.add((path, wanted))
         python = path.endswith((".py", ".pyi"))
-        for ref, targets in self._refs(path, namespaces):
+        for ref, targets in self.relations.on_disk(path, namespaces):
             names = ref.names if ref.names or python else ("*",)
             for name in names:
                 if wanted is not None and name not in (wanted, "*"):
