@@ -1,9 +1,13 @@
-"""`allocator.settle`: what it lets go of after a large index."""
+"""`allocator.settle` and `idle`: what they let go of after a large index, and when."""
 
 from __future__ import annotations
 
+import gc
 import os
 import tracemalloc
+import weakref
+
+import pytest
 
 from nearsym.index import allocator
 
@@ -28,3 +32,38 @@ def test_settle_drops_the_names_the_type_cache_holds() -> None:
         tracemalloc.stop()
     assert held > 10_000, "no name outlived its list: the test would show nothing"
     assert held - settled > 10_000, (held, settled)
+
+
+def test_the_start_up_s_garbage_waits_for_a_quiet_moment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`settle`, as an index ends, walks only what was made since the last
+    freeze: the start-up's frozen objects (and its garbage among them)
+    stay frozen until `idle`, once the client is quiet, collects them, the
+    first time only."""
+    monkeypatch.setattr(allocator, "_start_up_frozen", False)
+    gc.freeze()  # as `resume_collector`: the start-up's objects, garbage and all
+    try:
+        loop: list[object] = []
+        loop.append(loop)  # a cycle only the collector frees
+        probe = weakref.ref(_Cycle(loop))
+        del loop
+        gc.freeze()
+        monkeypatch.setattr(allocator, "_start_up_frozen", True)
+        assert probe() is not None
+        allocator.settle()
+        assert probe() is not None  # frozen: not walked as the index ends
+        assert gc.get_freeze_count() > 0
+        trims: list[int] = []
+        monkeypatch.setattr(allocator, "trim", lambda: trims.append(1))
+        allocator.idle()
+        assert probe() is None  # the first quiet moment collects it
+        assert allocator.settle_start_up() is False  # once only
+        allocator.idle()  # then a quiet moment only trims
+        assert len(trims) == 2
+    finally:
+        gc.unfreeze()
+
+
+class _Cycle:
+    def __init__(self, holder: list[object]) -> None:
+        self.holder = holder
+        holder.append(self)

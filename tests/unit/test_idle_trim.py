@@ -23,11 +23,11 @@ def run(
     body: Callable[[NearsymServer], Awaitable[None]],
     trims: list[str] | None = None,
 ) -> list[str]:
-    """`body` on a server whose `trim` records the thread it ran on (in
+    """`body` on a server whose `idle` records the thread it ran on (in
     `trims`, when given)."""
     trims = [] if trims is None else trims
     monkeypatch.setattr(
-        server_module, "trim", lambda: trims.append(threading.current_thread().name)
+        server_module, "idle", lambda: trims.append(threading.current_thread().name)
     )
     monkeypatch.setattr(server_module, "IDLE_TRIM", QUIET)
     server = make_server()

@@ -12,6 +12,7 @@ ends.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
 import time
@@ -55,9 +56,13 @@ class Indexing:
         live: LiveWorkspace,
         focus: Callable[[], str | None],
         watch_ready: threading.Event,
+        quiet: Callable[[], None] = lambda: None,
     ) -> None:
         self.server = server
         """For work-done progress."""
+        self.quiet = quiet
+        """Asks for the housekeeping done once the client is quiet
+        (`allocator.idle`)."""
         self.live = live
         self.focus = focus
         self.watch_ready = watch_ready
@@ -90,7 +95,12 @@ class Indexing:
         finally:
             self.running -= 1
             if self.running == 0 and not self.stopped:
-                self.workers.close()
+                # Off the loop: stopping the forkserver waits for it to end
+                # (47 ms after Go's cold index, during which the client's
+                # first messages after the progress waited). A pool that a
+                # new index has used meanwhile is left running.
+                close = functools.partial(self.workers.close, unused_since=self.workers.used)
+                asyncio.get_running_loop().run_in_executor(None, close).add_done_callback(_logged)
 
     async def _index_namespaces(self, namespaces: Sequence[Namespace], title: str) -> None:
         """Walk and index `namespaces` in the background, reporting progress
@@ -204,10 +214,11 @@ class Indexing:
                 progress.end(begun[0], types.WorkDoneProgressEnd(message=summary))
         self.indexed.set()
         if not self.stopped:
-            # Housekeeping, not part of the index: a collection over every
-            # object the start-up and the index made (41 ms on a restart
-            # on Go's library), once the person has been told it is done.
+            # Housekeeping, not part of the index, once the person has been
+            # told it is done: a collection of what the index made; the
+            # start-up's garbage once the client is quiet (`quiet`).
             settle()
+            self.quiet()
 
     def cache_for(self, root: str, config: Config) -> Cache | None:
         """The on-disk cache of `root` under `config`, unless its `cache`
@@ -279,6 +290,12 @@ class Indexing:
                         if time.monotonic() >= deadline:
                             break
                         time.sleep(0.001)
+
+
+def _logged(done: asyncio.Future[None]) -> None:
+    """Log what a job off the loop no one waits for failed with."""
+    if not done.cancelled() and done.exception() is not None:
+        log.error("closing the indexing pool failed", exc_info=done.exception())
 
 
 def no_focus() -> str | None:

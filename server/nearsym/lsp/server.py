@@ -28,7 +28,7 @@ from pygls.lsp.server import LanguageServer
 
 from nearsym import __version__
 from nearsym.core.model import Symbol
-from nearsym.index.allocator import trim
+from nearsym.index.allocator import idle
 from nearsym.lsp.answers import Answers
 from nearsym.lsp.buffers import Buffers
 from nearsym.lsp.convert import client_symbol_kinds, workspace_symbol
@@ -52,10 +52,11 @@ at a file longer than this before typing a query."""
 
 IDLE_TRIM = 0.5
 """Seconds of quiet (no message from the client, no change being applied)
-after which the heap's free pages go back to the system (`trim`, on the
-search thread): a query's temporaries leave glibc's heaps holding freed
-pages. In process on the Linux kernel, two passes of the bench's query
-mix left 42 MB resident that one `malloc_trim` (6.5 ms) gave back."""
+after which the heap's free pages go back to the system (`allocator.idle`,
+on the search thread): a query's temporaries leave glibc's heaps holding
+freed pages. In process on the Linux kernel, two passes of the bench's
+query mix left 42 MB resident that one `malloc_trim` (6.5 ms) gave back.
+The first time after an index, the start-up's garbage is collected too."""
 
 SETTLE_WAIT = 0.1
 """Longest a query waits for the changes before it (a guess to measure:
@@ -92,7 +93,9 @@ class NearsymServer(LanguageServer):
         """Buffers just opened, being parsed here (see `settle`)."""
         self.buffers = Buffers(self.live, self._buffer_text, self.track)
         self.watching = Watching(self.live, self.spawn, self.track)
-        self.indexing = Indexing(self, self.live, lambda: self.focus.path, self.watching.ready)
+        self.indexing = Indexing(
+            self, self.live, lambda: self.focus.path, self.watching.ready, self._quiet_later
+        )
         self.shared = SharedIndex(self._say)
         """A team's shared index, when the settings name one."""
         self.dependencies = Dependencies(self.live, self.indexing, self.spawn)
@@ -132,7 +135,7 @@ class NearsymServer(LanguageServer):
         if self.changes or self.opening:  # still applying: its end restarts the wait
             return
         try:
-            trimmed = asyncio.get_running_loop().run_in_executor(self.answers.searcher, trim)
+            trimmed = asyncio.get_running_loop().run_in_executor(self.answers.searcher, idle)
         except RuntimeError:  # the search thread is gone: shutting down
             return
         self.track_background(trimmed)

@@ -36,7 +36,7 @@ from typing import Any
 
 from nearsym.core.rank import clear_caches
 from nearsym.core.words import split_words
-from nearsym.index.allocator import configure, settle
+from nearsym.index.allocator import configure, settle, settle_start_up
 from nearsym.index.cache import Cache
 from nearsym.index.namespace import Namespace
 from nearsym.index.search import answer
@@ -387,7 +387,8 @@ def run(
         del idx
         idx, warm_stats, wall, _cpu = cold_index(root, os.path.join(scratch, "cold0"), workers)
         warms.append(wall)
-    settle()  # as the server does after indexing
+    settle()  # as the server does after indexing,
+    settle_start_up()  # and once its client is quiet
     definitions = len(idx)
     size = tree_bytes([root], [idx])
     wall = _median([c[0] for c in colds])

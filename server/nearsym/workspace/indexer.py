@@ -347,7 +347,7 @@ def index_namespace(
             # left of the folder goes to the pool with the other files,
             # nearest first (Go's library: the second core idled for the
             # 0.6 s of the folder's parse and the pool's start).
-            ready = _warm(pool)
+            ready = pool.warming()
             start_walk(after=answerable)
             neighbourhood(until=lambda: walk_done.is_set() and ready.is_set())
             answerable.set()  # no open file, or nothing near it to parse
@@ -362,7 +362,7 @@ def index_namespace(
             # parsed. With one, most files are fresh and the pool starts
             # only if enough of them changed.
             if pool is not None and not known:
-                _warm(pool)
+                pool.warming()
             start_walk()
         while not walk_done.wait(0.05):
             if cancelled():
@@ -436,22 +436,6 @@ def index_namespace(
     flush(force=True)
     stats.seconds = time.perf_counter() - started
     return stats
-
-
-def _warm(workers: Workers) -> threading.Event:
-    """Start the pool's workers on a thread of its own (the forkserver's
-    start takes a tenth of a second, which the caller need not wait); the
-    event is set once they are up."""
-    ready = threading.Event()
-
-    def start() -> None:
-        try:
-            workers.warm()
-        finally:
-            ready.set()
-
-    threading.Thread(target=start, name="nearsym-warm", daemon=True).start()
-    return ready
 
 
 def _parallel(

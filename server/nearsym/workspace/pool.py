@@ -150,6 +150,11 @@ resource tracker is left running (a parse of one chunk takes well under
 that; a worker stuck longer keeps its semaphores)."""
 
 
+WARM_WAIT = 10.0
+"""Longest `close(unused_since=...)` waits for a `warm` under way (the
+forkserver's start: a tenth of a second here)."""
+
+
 class Workers:
     """A process pool, started on first use (`forkserver`: the workers do not
     inherit the server's threads or its stdio streams)."""
@@ -167,6 +172,11 @@ class Workers:
         started after the one whose end it waited for."""
         self.failures = 0
         self._cpu = 0.0
+        self.used = 0
+        """Tasks submitted so far, `warm`'s aside (see `close`'s `unused_since`)."""
+        self._warming = 0
+        self._warmed = threading.Condition(self._lock)
+        """Notified when a `warm` ends."""
 
     def add_cpu(self, seconds: float) -> None:
         self._cpu += seconds
@@ -185,7 +195,7 @@ class Workers:
         what the worker raised, or BrokenProcessPool."""
         return self._run(merge_segments, inputs).result()
 
-    def _run(self, task: Callable[..., _T], *args: Any) -> cf.Future[_T]:
+    def _run(self, task: Callable[..., _T], *args: Any, use: bool = True) -> cf.Future[_T]:
         with self._lock:
             if self._stopped:  # shut down: every task is cancelled
                 future: cf.Future[_T] = cf.Future()
@@ -214,6 +224,7 @@ class Workers:
                     initializer=worker_start,
                     initargs=(os.getpid(),),
                 )
+            self.used += use
             try:
                 submitted = self._pool.submit(task, *args)
             except cf.process.BrokenProcessPool:
@@ -221,7 +232,7 @@ class Workers:
                 self._pool = None
                 submitted = None
         if submitted is None:
-            return self._run(task, *args)
+            return self._run(task, *args, use=use)
         if self._stopped:  # stopped while the workers started
             self.close()
         return submitted
@@ -229,19 +240,53 @@ class Workers:
     def warm(self) -> None:
         """Start the workers now (a no-op task each), so their start-up
         overlaps the walk instead of following it."""
-        for _ in range(self.count):
-            self.submit([], 0)
+        self.warming().wait()
 
-    def close(self, wait: bool = False) -> None:
+    def warming(self) -> threading.Event:
+        """`warm` on a thread of its own (the forkserver's start takes a
+        tenth of a second, which the caller need not wait); the event is
+        set once the workers are asked for. It counts as under way for
+        `close` from this call until the workers have run their no-op task
+        (a pool shut down while a worker still started left that worker a
+        traceback on the server's stderr)."""
+        with self._lock:
+            self._warming += 1
+        ready = threading.Event()
+
+        def start() -> None:
+            started: list[cf.Future[tuple[list[Parsed], float]]] = []
+            try:
+                for _ in range(self.count):
+                    started.append(self._run(parse_jobs, [], 0, use=False))
+                ready.set()
+                cf.wait(started, timeout=WARM_WAIT)
+            finally:
+                ready.set()
+                with self._lock:
+                    self._warming -= 1
+                    self._warmed.notify_all()
+
+        threading.Thread(target=start, name="nearsym-warm", daemon=True).start()
+        return ready
+
+    def close(self, wait: bool = False, unused_since: int | None = None) -> None:
         """Shut the pool down, and with it the forkserver and the resource
         tracker that multiprocessing keeps alive for the rest of the
         process otherwise (39 and 12 MB resident on the CPython standard
         library, idle). The next task starts all three again. Without
         `wait`, workers finish their current task and exit, and the tracker
-        is stopped by a thread once they have (`_end_tracker`)."""
+        is stopped by a thread once they have (`_end_tracker`). With
+        `unused_since` (a count of `used`), nothing is closed if a task was
+        submitted since then: a close asked for off the caller's thread
+        leaves alone a pool that a new index has started using meanwhile,
+        and waits (up to `WARM_WAIT`) for a `warm` still starting the
+        workers, which would otherwise start a pool again after this close
+        (an index over before its pool was up)."""
         with self._lock:
+            if unused_since is not None:
+                self._warmed.wait_for(lambda: self._warming == 0, timeout=WARM_WAIT)
             pool = self._pool
-            if pool is None:
+            if pool is None or (unused_since is not None and self.used != unused_since):
                 return
             # The process objects (the executor drops them on shutdown)
             # know when their process is gone, so `kill` never signals a
