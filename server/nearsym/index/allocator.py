@@ -77,10 +77,7 @@ def settle_start_up() -> bool:
         return False
     _start_up_frozen = False
     gc.unfreeze()
-    sys._clear_type_cache()
-    gc.collect()
-    gc.freeze()
-    trim()
+    settle()
     return True
 
 

@@ -203,7 +203,12 @@ class Relations:
     def _targets(
         self, path: str, namespaces: Sequence[Namespace], source: bytes | None
     ) -> list[str]:
-        return [t for _, targets in self.resolved(path, namespaces, source) for t in targets]
+        found = (
+            self.on_disk(path, namespaces)
+            if source is None
+            else self.resolved(path, namespaces, source)
+        )
+        return [t for _, targets in found for t in targets]
 
     def on_disk(self, path: str, namespaces: Sequence[Namespace]) -> Resolved:
         """`resolved` of the file `path` as it is on disk, kept while its
