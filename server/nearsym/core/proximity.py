@@ -14,6 +14,7 @@ rules of their own (`rank.RankPolicy`), each measured on the golden sets
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 SAME_FILE_SCORE = 1.0
 """The open file's own definitions come first among equals."""
@@ -25,9 +26,21 @@ row of `nearsym eval dev.jsonl`, docs/ranking.md); the decay's shape is
 not tuned."""
 
 
-def _folders(path: str) -> list[str]:
+def folder_parts(path: str) -> list[str]:
+    """The folders of file `path`, outermost first (what
+    `directory_distance` compares)."""
     parts = os.path.normpath(path).split(os.sep)
     return [p for p in parts[:-1] if p]
+
+
+def parts_distance(fa: Sequence[str], fb: Sequence[str]) -> int:
+    """`directory_distance` of two files' `folder_parts`."""
+    common = 0
+    for x, y in zip(fa, fb, strict=False):
+        if x != y:
+            break
+        common += 1
+    return (len(fa) - common) + (len(fb) - common)
 
 
 def directory_distance(a: str, b: str) -> int:
@@ -36,13 +49,7 @@ def directory_distance(a: str, b: str) -> int:
     0 for the same folder, 1 for a file in the parent or a child folder, 2 for a
     sibling folder. Invariant: symmetric, and 0 only for the same folder.
     """
-    fa, fb = _folders(a), _folders(b)
-    common = 0
-    for x, y in zip(fa, fb, strict=False):
-        if x != y:
-            break
-        common += 1
-    return (len(fa) - common) + (len(fb) - common)
+    return parts_distance(folder_parts(a), folder_parts(b))
 
 
 def proximity_score(candidate: str, open_file: str | None) -> float:

@@ -8,14 +8,16 @@ from __future__ import annotations
 import bisect
 import functools
 import os
-from collections.abc import Sequence
+import sys
+import threading
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from nearsym.core.model import Symbol, file_path
-from nearsym.core.proximity import directory_distance
+from nearsym.core.proximity import folder_parts, parts_distance
 from nearsym.index.encoding import U32
 from nearsym.index.segment import Segment
 from nearsym.index.subset import Within, exact_many
@@ -30,6 +32,7 @@ class Files(Protocol):
     """What `nearest` reads of an index (`store.SymbolIndex`)."""
 
     root: str
+    files_generation: int
 
     @property
     def files(self) -> list[str]: ...
@@ -37,26 +40,97 @@ class Files(Protocol):
     def symbols_of(self, path: str) -> tuple[Symbol, ...]: ...
 
 
+FOLDERS_CACHED = 4
+"""Indexes whose folders `_folders_of` keeps (one per workspace folder that
+answers empty queries)."""
+
+_Folders = dict[str, tuple[tuple[str, ...], str]]
+"""Folder (relative, `/`-separated) -> its parts, and its files' names in
+order joined by NULs (a tenth of the memory of the paths as strings)."""
+
+_cached: dict[tuple[str, int], _Folders] = {}
+_cached_lock = threading.Lock()
+
+
+def _folders_of(index: Files) -> _Folders:
+    """The index's files by folder, made again only when a file enters or
+    leaves the index (`files_generation`; about 1 MB and 60 ms for the
+    Linux kernel's 56,000 files in 4,500 folders)."""
+    key = (index.root, index.files_generation)
+    with _cached_lock:
+        found = _cached.get(key)
+    if found is not None:
+        return found
+    names: dict[str, list[str]] = {}
+    for path in sorted(index.files):
+        folder, _, name = path.rpartition("/")
+        names.setdefault(folder, []).append(name)
+    folders = {
+        folder: (
+            tuple(sys.intern(p) for p in folder.split("/")) if folder else (),
+            "\0".join(files),
+        )
+        for folder, files in names.items()
+    }
+    with _cached_lock:
+        if len(_cached) >= FOLDERS_CACHED:
+            _cached.clear()
+        _cached[key] = folders
+    return folders
+
+
 def nearest(index: Files, open_file: str | None, width: int) -> list[Symbol]:
     """Up to `width` definitions of the files nearest `open_file` (the open
     file's own first, then by folder distance, then path), or of all files
-    in path order when none is open."""
+    in path order when none is open.
+
+    The distance is a folder's, so it is measured once a folder, and the
+    files are listed a distance at a time, nearest first, until the pool
+    is full: the Linux kernel's 56,000 files, sorted by a distance measured
+    file by file, took 270-470 ms for every empty query with a file open."""
     if open_file is None:
-        order = sorted(index.files)
+        order: Iterable[str] = sorted(index.files)
     else:
-
-        def distance(path: str) -> tuple[int, int, str]:
-            file = file_path(index.root, path)
-            same = 0 if os.path.normpath(file) == os.path.normpath(open_file) else 1
-            return (same, directory_distance(file, open_file), path)
-
-        order = sorted(index.files, key=distance)
+        order = _by_distance(index, open_file)
     pool: list[Symbol] = []
     for path in order:
         pool.extend(index.symbols_of(path))
         if len(pool) >= width:
             return pool[:width]
     return pool
+
+
+def _by_distance(index: Files, open_file: str) -> Iterator[str]:
+    """The index's files in the order of (not the open file, folder distance
+    from it, path), listed a distance at a time as they are read."""
+    folders = _folders_of(index)
+    root = folder_parts(file_path(index.root, "_"))
+    here = folder_parts(open_file)
+    inside = here[: len(root)] == root
+    below = here[len(root) :]
+    # Outside the root, every folder of the index meets `here` where the
+    # root does.
+    shared = (len(root) + len(here) - parts_distance(root, here)) // 2
+    at: dict[int, list[str]] = {}
+    for folder, (parts, _) in folders.items():
+        if inside:
+            distance = parts_distance(parts, below)
+        else:
+            distance = len(root) + len(parts) + len(here) - 2 * shared
+        at.setdefault(distance, []).append(folder)
+    own = os.path.normpath(open_file)
+    for distance in sorted(at):
+        paths = [
+            f"{folder}/{name}" if folder else name
+            for folder in at[distance]
+            for name in folders[folder][1].split("\0")
+        ]
+        if len(at[distance]) > 1:
+            paths.sort()
+        if distance == 0:
+            mine = [p for p in paths if os.path.normpath(file_path(index.root, p)) == own]
+            paths = mine + [p for p in paths if p not in mine]
+        yield from paths
 
 
 @functools.lru_cache(maxsize=4)

@@ -104,6 +104,7 @@ class Rows(Protocol):
     """What retrieval reads of an index (`store.SymbolIndex`)."""
 
     root: str
+    files_generation: int
 
     @property
     def segments(self) -> list[Segment]: ...
