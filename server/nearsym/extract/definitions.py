@@ -80,6 +80,11 @@ class _Definition:
     name_node: ts.Node
     kind: Kind
     name: str
+    at: int = 0
+    """Where the name starts (bytes): read once, as each read of a node's
+    field is a call into tree-sitter."""
+    stop: int = 0
+    """Where the name ends (bytes)."""
     container: str = ""
     local: bool = False
     emit: bool = True
@@ -120,16 +125,20 @@ def extract_defs(source: bytes, spec: LanguageSpec, mentions: bool = True) -> Fi
         containers.append(d.container)
         kinds.append(kind_byte(int(d.kind), d.local, marks and is_deprecated(d.node)))
         node = d.name_node
-        start, end = node.start_point, node.end_point
+        row, column = node.start_point
+        if source.find(b"\n", d.at, d.stop) == -1:  # a name on one line (all but a few)
+            end_row, end_column = row, column + d.stop - d.at
+        else:
+            end_row, end_column = node.end_point
         if ascii:
-            spans.extend((start.row, start.column, end.row, end.column))
+            spans.extend((row, column, end_row, end_column))
         else:
             spans.extend(
                 (
-                    start.row,
-                    utf16_column(source, node.start_byte, start.column),
-                    end.row,
-                    utf16_column(source, node.end_byte, end.column),
+                    row,
+                    utf16_column(source, d.at, column),
+                    end_row,
+                    utf16_column(source, d.stop, end_column),
                 )
             )
     return FileDefs(
@@ -196,20 +205,20 @@ def _definitions(source: bytes, spec: LanguageSpec) -> list[_Definition]:
         if not nodes:
             continue
         name_node = names[0]
-        key = (name_node.start_byte, name_node.end_byte)
+        key = (at, stop) = (name_node.start_byte, name_node.end_byte)
         seen = chosen.get(key)
         if seen is not None and seen[0] <= pattern:
             continue
-        text = node_text(name_node)
+        text = source[at:stop].decode("utf-8", "replace").strip("\"'`").lstrip(":")  # node_text
         if kind is Kind.OPERATOR and not text.startswith("operator"):
             text = f"operator {text}"  # C#: `operator +`, `operator int`
-        d = _Definition(nodes[0], name_node, kind, text)
+        d = _Definition(nodes[0], name_node, kind, text, at, stop)
         scope = captures.get("scope")
         if scope:
             d.scope = node_text(scope[0])
         chosen[key] = (pattern, d)
 
-    definitions = sorted((d for _, d in chosen.values()), key=lambda d: d.name_node.start_byte)
+    definitions = sorted((d for _, d in chosen.values()), key=_name_start)
     by_node = {d.node.id: d for d in holders}
     by_node.update((d.node.id, d) for d in definitions)
     # Parents first: a definition's container is already qualified when its
@@ -220,10 +229,11 @@ def _definitions(source: bytes, spec: LanguageSpec) -> list[_Definition]:
     ranked = [(d.node.start_byte, d.node.end_byte, d) for d in by_node.values()]
     ranked.sort(key=lambda item: (item[0], -item[1]))
     stack: list[tuple[int, int, _Definition]] = []
+    go = spec.name == "go"
     for start, end, d in ranked:
         while stack and stack[-1][1] < end:
             stack.pop()
-        if d.node.type == "method_declaration" and spec.name == "go":
+        if go and d.kind is Kind.METHOD and d.node.type == "method_declaration":
             d.container = _receiver_type(d.node)
         else:
             if stack and stack[-1][0] == start and stack[-1][1] == end:
@@ -256,7 +266,10 @@ def _split_qualified(d: _Definition) -> None:
     """`ns::Cart::add` (C++ out of line), `Foo::Bar` (Ruby), `Shop.Cart`
     (Elixir), `Shop\\Model` (PHP): the last part is the name a person types,
     the rest joins the container."""
-    if not _QUALIFIER.search(d.name) or d.name.startswith(("operator", ".")):
+    name = d.name
+    if not ("." in name or ":" in name or "\\" in name):  # no `_QUALIFIER`: most names, quickly
+        return
+    if not _QUALIFIER.search(name) or name.startswith(("operator", ".")):
         return
     parts = [p for p in _QUALIFIER.split(d.name) if p]
     if len(parts) < 2:
@@ -264,6 +277,10 @@ def _split_qualified(d: _Definition) -> None:
     owner = ".".join(parts[:-1])
     d.name = parts[-1]
     d.container = f"{d.container}.{owner}" if d.container else owner
+
+
+def _name_start(d: _Definition) -> int:
+    return d.at
 
 
 def _type_name(node: ts.Node) -> str:
