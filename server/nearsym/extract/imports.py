@@ -193,6 +193,12 @@ _IMPORT_READERS = {
 }
 
 
+def reads_imports(language: str) -> bool:
+    """Whether `extract_imports` reads the imports of `language` (else it
+    finds none)."""
+    return language in _IMPORT_READERS
+
+
 def extract_imports(source: bytes, spec: LanguageSpec) -> list[ImportRef]:
     """The imports of a file, for relating it to the files it uses. Empty for
     languages without a reader."""

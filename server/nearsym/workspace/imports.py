@@ -35,7 +35,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from nearsym.extract.imports import ImportRef, extract_imports
+from nearsym.extract.imports import ImportRef, extract_imports, reads_imports
 from nearsym.extract.languages import language_for_path
 from nearsym.index.namespace import Namespace
 from nearsym.workspace.discovery import SkippedFile, read_source
@@ -88,6 +88,8 @@ class _Layout:
 _PYTHON_SUFFIXES = (".py", ".pyi")
 _ECMASCRIPT_FILES = (*_JS_SUFFIXES, ".mts", ".cts")
 """What a JS/TS import can resolve to (`_resolve_ecmascript`'s candidates)."""
+_RESOLVED_FILES = (".go", *_PYTHON_SUFFIXES, *_ECMASCRIPT_FILES, ".rs")
+"""What any import can resolve to: the only files a layout keeps."""
 
 
 def _layout(files: Iterable[str]) -> _Layout:
@@ -98,7 +100,7 @@ def _layout(files: Iterable[str]) -> _Layout:
     by_module: dict[str, list[str]] = {}
     by_folder: dict[str, list[str]] = {}
     named: list[str] = []
-    for rel in files:
+    for rel in [f for f in files if f.endswith(_RESOLVED_FILES)]:  # one test a path, in C
         if rel.endswith(".go"):
             folder = rel.split("/")[:-1]
             for i in range(len(folder) + 1):
@@ -164,6 +166,12 @@ class Relations:
         `source` is the open buffer's text when it differs from the disk.
         """
         if open_file is None:
+            return frozenset()
+        language = _language_of(open_file)
+        if language is None or not reads_imports(language):
+            # No import is read: nothing to lay out (a C file open in the
+            # kernel made the layout of its 56,000 paths again after every
+            # file added or removed, 40 ms, to resolve nothing).
             return frozenset()
         try:
             stamp = os.stat(open_file).st_mtime if source is None else -float(hash(source))
@@ -251,6 +259,8 @@ class Relations:
             if len(self._imports) >= IMPORTS_CACHED:
                 self._imports.clear()
             refs = self._imports[key] = tuple(extract_imports(source, spec))
+        if not refs:
+            return []
         out: Resolved = [(ref, []) for ref in refs]
         for ns in namespaces:
             layout = self._layout_of(ns)
