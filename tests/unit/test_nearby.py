@@ -94,3 +94,8 @@ def test_a_file_added_or_removed_is_seen_by_the_next_empty_query() -> None:
     ]
     index.remove_file("b/two.py")
     assert [s.path for s in nearby.nearest(index, open_file, 10)] == ["a/one.py", "a/three.py"]
+    # Only the folders as they stand now are kept (each listing of the
+    # kernel's is 1.9 MB).
+    assert [generation for root, (generation, _) in nearby._cached.items() if root == "/w"] == [
+        index.files_generation
+    ]
