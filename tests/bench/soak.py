@@ -83,6 +83,9 @@ class Figures:
     """The tree's PSS a second after the index's progress ended."""
     quiet_pss: int = 0
     """The tree's PSS a second after the soak's last query."""
+    queries: list[tuple[float, str, str, float]] = field(default_factory=list)
+    """Each query: its latency (s), its text, the kind of the edit before
+    it and how long before it that edit was made (s; -1 without one)."""
 
 
 def percentile(sorted_ms: list[float], q: float) -> float:
@@ -160,6 +163,7 @@ async def soak(
         )
         typed = ""
         version = 0
+        last_edit = ("", -1.0)
         made: list[Path] = []
         t0 = time.perf_counter()
         next_sample = 0.0
@@ -174,6 +178,7 @@ async def soak(
                 next_sample += every
             if edits and rng.random() < 0.15:
                 kind = rng.choice(edits)
+                last_edit = (kind, time.perf_counter())
                 figures.edits[kind] = figures.edits.get(kind, 0) + 1
                 if kind == "type":
                     version += 1
@@ -209,6 +214,8 @@ async def soak(
                 figures.errors.append(f"timeout: {query!r}")
                 continue
             figures.latencies.append(time.perf_counter() - q0)
+            since = q0 - last_edit[1] if last_edit[1] >= 0 else -1.0
+            figures.queries.append((figures.latencies[-1], query, last_edit[0], since))
             if "error" in reply or not isinstance(reply.get("result"), list):
                 figures.errors.append(f"{query!r}: {reply}")
             await asyncio.sleep(rng.uniform(0.0, 0.05))
@@ -221,6 +228,15 @@ async def soak(
             figures.errors.append(f"exit code {code}")
         shutil.rmtree(scratch, ignore_errors=True)
     return figures
+
+
+def slowest(figures: Figures, count: int) -> str:
+    """The `count` slowest queries, each with the edit made before it."""
+    lines = []
+    for seconds, query, kind, since in sorted(figures.queries, reverse=True)[:count]:
+        before = f"{kind} {since * 1000:.0f} ms before" if kind else "no edit before"
+        lines.append(f"  {seconds * 1000:7.1f} ms  {query!r:32} {before}")
+    return "\n".join(lines)
 
 
 def report(figures: Figures, definitions: int | None = None) -> str:
@@ -262,6 +278,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--every", type=float, default=30.0, help="seconds between RSS lines")
     parser.add_argument("--definitions", type=int, help="the tree's definitions (for bytes each)")
     parser.add_argument(
+        "--slowest",
+        type=int,
+        default=0,
+        help="print this many slowest queries, with the edit before each",
+    )
+    parser.add_argument(
         "--edits",
         default=",".join(EDITS),
         help="the kinds of edit drawn from, comma-separated (repeat one to weigh it; empty: none)",
@@ -272,6 +294,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown edits: {', '.join(sorted(unknown))}")
     figures = asyncio.run(soak(args.root, args.minutes, args.seed, args.every, edits=edits))
     print(report(figures, args.definitions))
+    if args.slowest:
+        print(slowest(figures, args.slowest))
     return 1 if figures.errors else 0
 
 

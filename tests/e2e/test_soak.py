@@ -12,7 +12,7 @@ from .conftest import FIXTURE
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
-from soak import report, soak
+from soak import report, slowest, soak
 
 pytestmark = pytest.mark.e2e
 
@@ -22,3 +22,6 @@ async def test_a_short_soak_has_no_errors() -> None:
     print(report(figures))
     assert figures.latencies and figures.edits
     assert figures.errors == []
+    print(slowest(figures, 5))
+    assert len(figures.queries) == len(figures.latencies)
+    assert any(kind for _, _, kind, _ in figures.queries)  # each edit is named after it

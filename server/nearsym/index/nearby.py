@@ -63,13 +63,13 @@ def _folders_of(index: Files) -> _Folders:
         return found[1]
     generation = index.files_generation
     names: dict[str, list[str]] = {}
-    for path in sorted(index.files):
+    for path in index.files:
         folder, _, name = path.rpartition("/")
         names.setdefault(folder, []).append(name)
     folders = {
         folder: (
             tuple(sys.intern(p) for p in folder.split("/")) if folder else (),
-            "\0".join(files),
+            "\0".join(sorted(files)),  # a folder's paths in path order
         )
         for folder, files in names.items()
     }
