@@ -204,6 +204,19 @@ def test_a_layout_made_before_a_restart_s_snapshot_is_not_reused(tmp_path: Path)
     assert relations.related_files(open_file, ns) == {str(root / "b.py")}
 
 
+def layouts_made(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that gets an item each time a layout is made."""
+    made: list[int] = []
+    layout = relations_module._layout
+
+    def counted(files: Iterable[str]) -> relations_module._Layout:
+        made.append(1)
+        return layout(files)
+
+    monkeypatch.setattr(relations_module, "_layout", counted)
+    return made
+
+
 def test_an_edit_keeps_the_layout_and_a_file_added_or_removed_remakes_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -213,14 +226,7 @@ def test_an_edit_keeps_the_layout_and_a_file_added_or_removed_remakes_it(
     one at once."""
     ns = workspace(tmp_path, {"a.py": "import b\nimport c\n", "b.py": "def b(): pass\n"})
     index = ns[0].index
-    made: list[int] = []
-    layout = relations_module._layout
-
-    def counted(files: Iterable[str]) -> relations_module._Layout:
-        made.append(1)
-        return layout(files)
-
-    monkeypatch.setattr(relations_module, "_layout", counted)
+    made = layouts_made(monkeypatch)
     relations = Relations()
     open_file = str(tmp_path / "a.py")
     assert relations.related_files(open_file, ns) == {str(tmp_path / "b.py")}
@@ -281,14 +287,7 @@ def test_a_file_whose_imports_are_not_read_makes_no_layout(
         tmp_path,
         {"main.c": '#include "util.h"\nint main(void) { return 0; }\n', "quiet.py": "x = 1\n"},
     )
-    made: list[int] = []
-    layout = relations_module._layout
-
-    def counted(files: Iterable[str]) -> relations_module._Layout:
-        made.append(1)
-        return layout(files)
-
-    monkeypatch.setattr(relations_module, "_layout", counted)
+    made = layouts_made(monkeypatch)
     relations = Relations()
     assert relations.related_files(str(tmp_path / "main.c"), ns) == frozenset()
     assert relations.resolved(str(tmp_path / "quiet.py"), ns) == []
