@@ -7,12 +7,16 @@ from __future__ import annotations
 import os
 import random
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import nearsym.workspace.live as live_module
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace.config import Config
+from nearsym.workspace.discovery import SourceFile, discover, language_of
 from nearsym.workspace.live import Change, LiveWorkspace
 
 NAMES = ["alpha", "beta", "gamma", "delta", "parse", "run", "Config", "Store", "load"]
@@ -22,6 +26,8 @@ EXTENSIONS = [".py", ".go", ".ts", ".js", ".txt"]
 
 def source(rng: random.Random, ext: str) -> str:
     names = rng.sample(NAMES, rng.randint(0, 3))
+    if ext != ".txt" and rng.random() < 0.1:  # binary: found by a walk, not indexed
+        return "\0" + " ".join(names)
     if ext == ".py":
         return (
             "".join(f"def {n}():\n    pass\n\n" for n in names) + "class K:\n    def m(self): ...\n"
@@ -279,3 +285,80 @@ def test_a_deleted_file_is_dropped_without_listing_every_path(
     live.disk_changed([(Change.DELETED, str(tmp_path / "pkg"))])
     assert listed  # a folder's files are looked for
     assert names_of(live) == set()
+
+
+def test_a_rewalk_reads_a_skipped_file_again_only_once_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file a walk finds and indexing passes over (binary, too broken to
+    query) is not read by the next re-walk while its size and mtime stay;
+    changed, it is read again (and indexed, once it is source). The Linux
+    kernel's two broken files were parsed at every `.gitignore` saved."""
+    (tmp_path / "a.py").write_text("def here():\n    pass\n")
+    (tmp_path / "blob.py").write_bytes(b"\0binary")
+    (tmp_path / "broken.py").write_text("x = " + "[" * 100_000 + "\n")
+    live = LiveWorkspace(Config())
+    ns = live.add_root(str(tmp_path))
+    read: list[str] = []
+    read_source = live_module.read_source
+
+    def counting(path: str, max_bytes: int) -> bytes:
+        read.append(os.path.basename(path))
+        return read_source(path, max_bytes)
+
+    monkeypatch.setattr(live_module, "read_source", counting)
+    live.rewalk(ns)
+    assert sorted(read) == ["a.py", "blob.py", "broken.py"] and len(ns.skipped) == 2
+    assert names_of(live) == {"here"}
+    read.clear()
+    live.rewalk(ns)
+    assert read == []
+    (tmp_path / "broken.py").write_text("def mended():\n    pass\n")
+    live.rewalk(ns)
+    assert read == ["broken.py"] and names_of(live) == {"here", "mended"}
+    assert len(ns.skipped) == 1
+    (tmp_path / "blob.py").unlink()
+    live.rewalk(ns)
+    assert len(ns.skipped) == 0
+
+
+def test_a_rewalk_stats_only_the_files_it_does_not_hold(tmp_path: Path) -> None:
+    """`discover(known=...)` yields the files the caller holds without
+    their stamp (a system call each), and the others with it."""
+    for name in ("a.py", "b.py", "c.go"):
+        (tmp_path / name).write_text("x = 1\n")
+    walked = {sf.rel: sf for sf in discover(str(tmp_path), Config(), known={"a.py", "c.go"})}
+    assert sorted(walked) == ["a.py", "b.py", "c.go"]
+    assert (walked["a.py"].size, walked["c.go"].size) == (-1, -1)
+    assert walked["b.py"].size == 6 and walked["b.py"].mtime_ns > 0
+
+
+def test_a_file_indexed_during_a_rewalk_is_judged_by_the_new_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold index still running when a `.gitignore` is saved applies
+    files it judged by the old rules while the re-walk walks: the re-walk
+    drops those the new rules ignore."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "gen").mkdir()
+    (tmp_path / "a.py").write_text("def kept():\n    pass\n")
+    live = LiveWorkspace(Config())
+    ns = live.add_root(str(tmp_path))
+    live.index_all(ns)
+    (tmp_path / "gen" / "late.py").write_text("def late():\n    pass\n")  # its event to come
+    (tmp_path / ".gitignore").write_text("gen/\n")
+    walk = live_module.discover
+
+    def walk_while_a_cold_index_applies(*args: Any, **kwargs: Any) -> Iterator[SourceFile]:
+        for n, sf in enumerate(walk(*args, **kwargs)):
+            if n == 0:
+                late = str(tmp_path / "gen" / "late.py")
+                spec = language_of(late, live.config)
+                assert spec is not None
+                cold = SourceFile(late, "gen/late.py", spec, 1, 1)
+                live.apply_many(ns, [(cold, live.read_defs(cold))])
+            yield sf
+
+    monkeypatch.setattr(live_module, "discover", walk_while_a_cold_index_applies)
+    live.disk_changed([(Change.CHANGED, str(tmp_path / ".gitignore"))])
+    assert names_of(live) == {"kept"}

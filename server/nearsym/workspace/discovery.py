@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass
 
 from nearsym.extract.languages import (
@@ -197,10 +197,14 @@ def discover(
     on_skip: Callable[[str, str], None] | None = None,
     under: str | None = None,
     report: WalkReport | None = None,
+    known: Container[str] = (),
 ) -> Iterator[SourceFile]:
     """Yield every indexable source file under `root`, in walk order; with
     `under` (a folder inside root), only the files below that folder, judged
-    by the same rules as a walk from the root.
+    by the same rules as a walk from the root. A file whose relative path
+    is in `known` (the caller has it) is yielded without its size and time
+    (-1, 0), which cost a system call each: a re-walk of the Linux kernel
+    spent half its time on them.
 
     `on_skip(path, reason)` hears about folders and files passed over for a
     reason a person may want to know (link loops, unreadable folders);
@@ -300,6 +304,10 @@ def discover(
                     continue
                 if is_link and (why := link_reason(real_root, entry.path, rel, config)):
                     skip(entry.path, why)
+                    continue
+                if rel in known:
+                    report.kept += 1
+                    yield SourceFile(entry.path, rel, spec)
                     continue
                 try:
                     st = entry.stat()

@@ -1,0 +1,74 @@
+"""The files of a folder that indexing passes over, and the stamp each had.
+
+A walk finds files that are not indexed: over the size cap, binary,
+minified, too broken to query. A re-walk (a `.gitignore` saved) would read
+each again, and parse the broken ones: on the Linux kernel, 87 files, two
+of them parsed for 0.2 s, whose garbage left the server 13 MB larger after
+the first re-walk. `SkippedFiles` remembers them with the size and mtime_ns
+the walk saw, so a re-walk reads only files that changed.
+
+They are kept as one array of (path hash, size, mtime_ns) rows, not as a
+string and a tuple per file: these are recorded while a cold index's walk
+and parses leave their garbage, and a few small objects kept among it each
+hold a 1 MiB arena of the allocator (as `filetable` explains); the first
+version, a dict, left a restarted kernel server 10 MB larger. A path is
+known by its hash alone: a different file would need the same 64-bit hash,
+size and mtime_ns to be taken for a skipped one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+from numpy.typing import NDArray
+
+_NONE = np.zeros((0, 3), dtype=np.int64)
+
+
+class SkippedFiles:
+    """Path (by its hash) -> the (size, mtime_ns) it was skipped at."""
+
+    __slots__ = ("_rows",)
+
+    def __init__(self) -> None:
+        self._rows: NDArray[np.int64] = _NONE
+        """(hash, size, mtime_ns) rows, sorted by hash, one per path."""
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def holds(self, rel: str, size: int, mtime_ns: int) -> bool:
+        """Whether `rel` was skipped as it is now (same size and mtime_ns)."""
+        rows = self._rows
+        if not len(rows):
+            return False
+        at = int(np.searchsorted(rows[:, 0], hash(rel)))
+        return (
+            at < len(rows)
+            and int(rows[at, 0]) == hash(rel)
+            and (int(rows[at, 1]), int(rows[at, 2])) == (size, mtime_ns)
+        )
+
+    def update(
+        self, skipped: Iterable[tuple[str, int, int]] = (), dropped: Iterable[str] = ()
+    ) -> None:
+        """Record each (path, size, mtime_ns) of `skipped` (a path's new
+        stamp replaces its old one) and forget each path of `dropped`."""
+        latest = {hash(rel): (size, mtime) for rel, size, mtime in skipped}
+        gone = {hash(rel) for rel in dropped} | latest.keys()
+        rows = self._rows
+        if len(rows) and gone:
+            rows = rows[~np.isin(rows[:, 0], np.fromiter(gone, dtype=np.int64, count=len(gone)))]
+        if latest:
+            fresh = np.array([(h, size, mtime) for h, (size, mtime) in latest.items()], np.int64)
+            rows = np.concatenate([rows, fresh])
+            rows = rows[np.argsort(rows[:, 0], kind="stable")]
+        self._rows = rows
+
+    @classmethod
+    def of(cls, skipped: Iterable[tuple[str, int, int]]) -> SkippedFiles:
+        """A table of exactly `skipped` (what a whole walk kept)."""
+        table = cls()
+        table.update(skipped)
+        return table

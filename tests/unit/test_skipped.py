@@ -1,0 +1,34 @@
+"""The table of files indexing passed over (`index.skipped`)."""
+
+from __future__ import annotations
+
+from nearsym.index.skipped import SkippedFiles
+
+
+def test_a_file_is_held_at_the_stamp_it_was_skipped_at_and_no_other() -> None:
+    table = SkippedFiles()
+    assert not table.holds("a.py", 1, 2)
+    table.update([("a.py", 10, 100), ("b/c.js", 20, 200)])
+    assert table.holds("a.py", 10, 100) and table.holds("b/c.js", 20, 200)
+    assert not table.holds("a.py", 10, 101) and not table.holds("a.py", 11, 100)
+    assert not table.holds("c.js", 20, 200)
+    assert len(table) == 2
+
+
+def test_a_new_stamp_replaces_the_old_and_dropped_paths_are_forgotten() -> None:
+    table = SkippedFiles()
+    table.update([("a.py", 10, 100), ("b.py", 1, 1)])
+    table.update([("a.py", 12, 300), ("a.py", 13, 400)])  # the last one stands
+    assert table.holds("a.py", 13, 400) and not table.holds("a.py", 10, 100)
+    assert len(table) == 2
+    table.update(dropped=["b.py", "never.py"])
+    assert not table.holds("b.py", 1, 1) and len(table) == 1
+    table.update([("b.py", 1, 1)], dropped=["b.py"])  # recorded wins over dropped
+    assert table.holds("b.py", 1, 1)
+
+
+def test_a_table_of_what_a_walk_kept_holds_only_that() -> None:
+    table = SkippedFiles.of([(f"f{i}.py", i, i * 7) for i in range(500)])
+    assert len(table) == 500
+    assert all(table.holds(f"f{i}.py", i, i * 7) for i in range(500))
+    assert not table.holds("f500.py", 500, 3500)
