@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from nearsym.index import filetable
@@ -51,3 +52,16 @@ def test_an_empty_table() -> None:
     assert len(table) == 0 and table.all() == [] and table.get("a") is None
     table.freeze()
     assert table.id_of("a") == 0 and table.all() == ["a"]
+
+
+def test_a_run_of_frozen_ids_reads_as_the_blob_holds_it() -> None:
+    table = FileTable()
+    paths = ["a/b.py", "c.py", "d\udce9/e.go", "f.ts"]
+    ids = table.extend(paths)
+    got = table.run_bytes(np.array(ids[1:3]))
+    assert got == "c.py\0d\udce9/e.go\0".encode("utf-8", "surrogatepass")
+    assert table.run_bytes(np.array([ids[0], ids[2]])) is None  # not consecutive
+    assert table.run_bytes(np.array([ids[2], ids[1]])) is None  # not in order
+    assert table.run_bytes(np.zeros(0, dtype=np.int64)) == b""
+    recent = table.id_of("new.py")  # not frozen yet
+    assert table.run_bytes(np.array([ids[-1], recent])) is None

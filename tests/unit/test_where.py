@@ -4,6 +4,7 @@ real index (index.where)."""
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -23,6 +24,8 @@ from nearsym.index.retrieval import _Retrieval
 from nearsym.index.search import search
 from nearsym.index.store import SymbolIndex
 from nearsym.index.where import CLASSES_PER_NAME, BaseCache, PlaceStarts, resolve
+from nearsym.workspace.config import Config
+from nearsym.workspace.live import LiveWorkspace
 
 from .helpers import rerank, sym
 
@@ -302,3 +305,37 @@ def test_retrieval_on_the_subset_of_entries_equals_retrieval_on_all(
     finally:
         where_index.MASKED_ROWS = saved
     assert got == whole, text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(st.characters(max_codepoint=127, exclude_characters="\0"), min_size=1)))
+def test_the_paths_blob_made_from_the_file_table_is_the_one_made_from_strings(
+    paths: list[str],
+) -> None:
+    stored = "".join(p + "\0" for p in paths).encode()
+    from_strings = where_index.paths_blob(paths)
+    from_stored = where_index.paths_blob([], stored)
+    # The same keys, but where a path holds a line break: `splitlines`
+    # also splits at other control characters and drops a last newline
+    # (either way, what the row filter passes is kept); no newline ever
+    # survives inside a key.
+    if not any(c in p for p in paths for c in "\n\r\x0b\x0c\x1c\x1d\x1e"):
+        assert from_stored == from_strings
+    assert from_stored.count(b"\n") == len(paths) + 1
+
+
+def test_a_path_query_answers_in_a_folder_with_an_undecodable_file_name(
+    tmp_path: Path,
+) -> None:
+    """A file name that is not UTF-8 (a lone surrogate in Python) made a
+    query with a `/` or a `.` fail: the paths were encoded strictly."""
+    folder = os.fsencode(tmp_path) + b"/pk\xe9"
+    os.mkdir(folder)
+    with open(folder + b"/m\xff.py", "w") as f:
+        f.write("def foo_bar():\n    pass\n")
+    (tmp_path / "ok.py").write_text("def foo():\n    pass\n")
+    live = LiveWorkspace(Config())
+    ns = live.add_root(str(tmp_path))
+    live.index_all(ns)
+    for query in ("pk/foo", "m.foo", "pk\udce9/foo"):
+        assert [s.name for s in search([ns], query, 10)][:1] == ["foo_bar"], query

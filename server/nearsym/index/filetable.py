@@ -175,6 +175,21 @@ class FileTable:
         made += [s.recent[f - frozen] for f in distinct[len(old) :].tolist()]
         return [made[i] for i in back.tolist()]
 
+    def run_bytes(self, fids: NDArray[Any]) -> bytes | None:
+        """The paths of `fids` as the blob holds them (UTF-8, lone
+        surrogates passed through, a NUL after each), when they are one
+        run of consecutive frozen ids in order (a snapshot's segment);
+        otherwise None."""
+        s = self._state
+        if not len(fids):
+            return b""
+        first, last = int(fids[0]), int(fids[-1])
+        if first < 0 or last >= len(s.starts) - 1 or last - first != len(fids) - 1:
+            return None
+        if len(fids) > 1 and not bool((np.diff(fids) == 1).all()):
+            return None
+        return s.blob[s.start[first] : s.start[last + 1]]
+
     def all(self) -> list[str]:
         """Every path, in id order."""
         s = self._state

@@ -116,6 +116,8 @@ class Rows(Protocol):
 
     def file_paths(self, fids: NDArray[np.uint32]) -> list[str]: ...
 
+    def file_paths_bytes(self, fids: NDArray[np.uint32]) -> bytes | None: ...
+
     def symbols_of(self, path: str) -> tuple[Symbol, ...]: ...
 
     def materialize(self, seg: Segment, rows: NDArray[np.uint32]) -> list[Symbol]: ...
@@ -196,9 +198,13 @@ class _Retrieval:
         """The relative path of the `pos`-th file of `seg`."""
         return self.index.file_path(int(seg.file_ids[pos]))
 
-    def paths_of(self, seg: Segment) -> list[str]:
-        """The relative paths of `seg`'s files, in its file order."""
-        return self.index.file_paths(seg.file_ids)
+    def paths_of(self, seg: Segment) -> bytes:
+        """The relative paths of `seg`'s files, in its file order, as
+        `where.paths_blob` joins them."""
+        stored = self.index.file_paths_bytes(seg.file_ids)
+        return where.paths_blob(
+            [] if stored is not None else self.index.file_paths(seg.file_ids), stored
+        )
 
     def members(self, owners: where.Owners) -> list[Symbol]:
         """Every definition whose container `owners` marks (per segment)."""
