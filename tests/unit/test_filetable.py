@@ -65,3 +65,7 @@ def test_a_run_of_frozen_ids_reads_as_the_blob_holds_it() -> None:
     assert table.run_bytes(np.zeros(0, dtype=np.int64)) == b""
     recent = table.id_of("new.py")  # not frozen yet
     assert table.run_bytes(np.array([ids[-1], recent])) is None
+    other = FileTable()
+    held = other.extend(["a.py", "b\0c.py", "d.py"])  # a NUL from a client's URI
+    assert other.run_bytes(np.array(held)) is None
+    assert other.run_bytes(np.array(held[:1])) == b"a.py\0"

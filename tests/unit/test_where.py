@@ -313,8 +313,8 @@ def test_the_paths_blob_made_from_the_file_table_is_the_one_made_from_strings(
     paths: list[str],
 ) -> None:
     stored = "".join(p + "\0" for p in paths).encode()
-    from_strings = where_index.paths_blob(paths)
-    from_stored = where_index.paths_blob([], stored)
+    from_strings = where_index.paths_blob(lambda: paths)
+    from_stored = where_index.paths_blob(lambda: [], stored)
     # The same keys, but where a path holds a line break: `splitlines`
     # also splits at other control characters and drops a last newline
     # (either way, what the row filter passes is kept); no newline ever
@@ -339,3 +339,11 @@ def test_a_path_query_answers_in_a_folder_with_an_undecodable_file_name(
     live.index_all(ns)
     for query in ("pk/foo", "m.foo", "pk\udce9/foo"):
         assert [s.name for s in search([ns], query, 10)][:1] == ["foo_bar"], query
+
+
+def test_paths_stored_with_other_than_ascii_are_joined_from_the_strings() -> None:
+    paths = ["Café/M.py", "x\udce9/y.go"]
+    stored = "".join(p + "\0" for p in paths).encode("utf-8", "surrogatepass")
+    want = "\ncafé/m.py\nx\udce9/y.go\n".encode("utf-8", "surrogatepass")
+    assert where_index.paths_blob(lambda: paths, stored) == want
+    assert where_index.paths_blob(lambda: paths) == want

@@ -178,8 +178,8 @@ class FileTable:
     def run_bytes(self, fids: NDArray[Any]) -> bytes | None:
         """The paths of `fids` as the blob holds them (UTF-8, lone
         surrogates passed through, a NUL after each), when they are one
-        run of consecutive frozen ids in order (a snapshot's segment);
-        otherwise None."""
+        run of consecutive frozen ids in order (a snapshot's segment) and
+        no path holds a NUL; otherwise None."""
         s = self._state
         if not len(fids):
             return b""
@@ -188,7 +188,8 @@ class FileTable:
             return None
         if len(fids) > 1 and not bool((np.diff(fids) == 1).all()):
             return None
-        return s.blob[s.start[first] : s.start[last + 1]]
+        run = s.blob[s.start[first] : s.start[last + 1]]
+        return run if run.count(b"\0") == len(fids) else None  # a path holding a NUL
 
     def all(self) -> list[str]:
         """Every path, in id order."""

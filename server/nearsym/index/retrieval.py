@@ -201,9 +201,9 @@ class _Retrieval:
     def paths_of(self, seg: Segment) -> bytes:
         """The relative paths of `seg`'s files, in its file order, as
         `where.paths_blob` joins them."""
-        stored = self.index.file_paths_bytes(seg.file_ids)
         return where.paths_blob(
-            [] if stored is not None else self.index.file_paths(seg.file_ids), stored
+            lambda: self.index.file_paths(seg.file_ids),
+            self.index.file_paths_bytes(seg.file_ids),
         )
 
     def members(self, owners: where.Owners) -> list[Symbol]:

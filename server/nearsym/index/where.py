@@ -308,20 +308,23 @@ def _entries_of_rows(seg: Segment, rows: NDArray[Any]) -> NDArray[np.uint32]:
     return np.unique(seg.entry[rows]).astype(np.uint32)
 
 
-def paths_blob(paths: list[str], stored: bytes | None = None) -> bytes:
-    """`paths` lower-cased and joined as `encoding.joined` joins them, in
-    UTF-8 with lone surrogates passed through (an undecodable file name;
-    the query's parts are encoded alike). A newline in a path would shift
-    every key after it: it becomes a `/`, which can only admit more rows.
+def paths_blob(paths: Callable[[], list[str]], stored: bytes | None = None) -> bytes:
+    """The `paths()` lower-cased and joined as `encoding.joined` joins
+    them, in UTF-8 with lone surrogates passed through (an undecodable
+    file name; the query's parts are encoded alike). A newline in a path
+    would shift every key after it: it becomes a `/`, which can only admit
+    more rows.
 
     `stored` is the same paths as the file table holds them (a NUL after
-    each): when it is ASCII, the blob is made from it in C (the Linux
-    kernel's 56,000 paths: 60-70 ms in Python, which the first qualified
-    query after a start paid)."""
+    each, `FileTable.run_bytes`): when it is ASCII, the blob is made from
+    it in C and `paths` is not called (the Linux kernel's 56,000 paths:
+    60-70 ms in Python, which the first qualified query after a start
+    paid)."""
     if stored is not None and stored.isascii():
         return b"\n" + stored.replace(b"\n", b"/").replace(b"\0", b"\n").lower()
-    text = "\n".join("/".join(p.lower().splitlines()) for p in paths)
-    return ("\n" + text + "\n").encode("utf-8", "surrogatepass") if paths else b"\n"
+    listed = paths()
+    text = "\n".join("/".join(p.lower().splitlines()) for p in listed)
+    return ("\n" + text + "\n").encode("utf-8", "surrogatepass") if listed else b"\n"
 
 
 def _paths_of(seg: Segment, paths_of: PathsOf) -> tuple[bytes, NDArray[np.int64]]:
