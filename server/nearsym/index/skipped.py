@@ -45,12 +45,9 @@ class SkippedFiles:
         rows = self._rows
         if not len(rows):
             return False
-        at = int(np.searchsorted(rows[:, 0], hash(rel)))
-        return (
-            at < len(rows)
-            and int(rows[at, 0]) == hash(rel)
-            and (int(rows[at, 1]), int(rows[at, 2])) == (size, mtime_ns)
-        )
+        key = hash(rel)
+        at = int(np.searchsorted(rows[:, 0], key))
+        return at < len(rows) and rows[at].tolist() == [key, size, mtime_ns]
 
     def update(
         self, skipped: Iterable[tuple[str, int, int]] = (), dropped: Iterable[str] = ()

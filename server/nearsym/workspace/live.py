@@ -219,23 +219,23 @@ class LiveWorkspace:
             return
         fresh: list[tuple[str, FileDefs]] = []
         skipped: list[tuple[str, int, int]] = []
-        unknown: list[str] = []
+        not_skipped: list[str] = []
         for sf, result in results:
             if sf.path in self.buffers:
                 continue
             if isinstance(result, FileDefs):
                 fresh.append((sf.rel, result))
-                unknown.append(sf.rel)
+                not_skipped.append(sf.rel)
             else:
                 log.info("skipped %s: %s", sf.path, result)
                 ns.index.remove_file(sf.rel)
                 if isinstance(result, (SkippedFile, TooBroken)) and sf.size >= 0:
                     skipped.append((sf.rel, sf.size, sf.mtime_ns))
                 else:  # gone or unreadable: read again next time
-                    unknown.append(sf.rel)
+                    not_skipped.append(sf.rel)
         ns.index.replace_files(fresh)
         if skipped or len(ns.skipped):
-            ns.skipped.update(skipped, unknown)
+            ns.skipped.update(skipped, not_skipped)
 
     def snapshot(self, ns: Namespace, stamps: dict[str, tuple[int, int]]) -> dict[str, Any] | None:
         """`ns`'s index for the cache; files open in buffers are left out
