@@ -6,6 +6,8 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from nearsym.index import filetable
 from nearsym.index.filetable import FREEZE_AT, FileTable
@@ -54,18 +56,32 @@ def test_an_empty_table() -> None:
     assert table.id_of("a") == 0 and table.all() == ["a"]
 
 
-def test_a_run_of_frozen_ids_reads_as_the_blob_holds_it() -> None:
+def test_frozen_ids_read_as_the_blob_holds_them_in_the_order_asked() -> None:
     table = FileTable()
     paths = ["a/b.py", "c.py", "d\udce9/e.go", "f.ts"]
     ids = table.extend(paths)
-    got = table.run_bytes(np.array(ids[1:3]))
-    assert got == "c.py\0d\udce9/e.go\0".encode("utf-8", "surrogatepass")
-    assert table.run_bytes(np.array([ids[0], ids[2]])) is None  # not consecutive
-    assert table.run_bytes(np.array([ids[2], ids[1]])) is None  # not in order
-    assert table.run_bytes(np.zeros(0, dtype=np.int64)) == b""
+
+    def stored(*at: int) -> bytes:
+        return "".join(paths[i] + "\0" for i in at).encode("utf-8", "surrogatepass")
+
+    assert table.paths_bytes(np.array(ids[1:3])) == stored(1, 2)  # one run
+    assert table.paths_bytes(np.array([ids[0], ids[2], ids[3]])) == stored(0, 2, 3)
+    assert table.paths_bytes(np.array([ids[2], ids[1], ids[3], ids[0]])) == stored(2, 1, 3, 0)
+    assert table.paths_bytes(np.array([ids[1], ids[1]])) == stored(1, 1)
+    assert table.paths_bytes(np.zeros(0, dtype=np.int64)) == b""
     recent = table.id_of("new.py")  # not frozen yet
-    assert table.run_bytes(np.array([ids[-1], recent])) is None
+    assert table.paths_bytes(np.array([ids[-1], recent])) is None
+    assert table.paths_bytes(np.array([recent, ids[0]])) is None
     other = FileTable()
     held = other.extend(["a.py", "b\0c.py", "d.py"])  # a NUL from a client's URI
-    assert other.run_bytes(np.array(held)) is None
-    assert other.run_bytes(np.array(held[:1])) == b"a.py\0"
+    assert other.paths_bytes(np.array(held)) is None
+    assert other.paths_bytes(np.array([held[2], held[0]])) == b"d.py\0a.py\0"
+
+
+@given(st.lists(st.integers(0, 9), max_size=30))
+def test_paths_bytes_are_the_paths_encoded(picks: list[int]) -> None:
+    table = FileTable()
+    ids = table.extend([f"dir{i}/f\u00e9{i}.py" for i in range(10)])
+    fids = np.array([ids[p] for p in picks], dtype=np.int64)
+    want = "".join(p + "\0" for p in table.many(fids)).encode("utf-8", "surrogatepass")
+    assert table.paths_bytes(fids) == want

@@ -175,21 +175,26 @@ class FileTable:
         made += [s.recent[f - frozen] for f in distinct[len(old) :].tolist()]
         return [made[i] for i in back.tolist()]
 
-    def run_bytes(self, fids: NDArray[Any]) -> bytes | None:
-        """The paths of `fids` as the blob holds them (UTF-8, lone
-        surrogates passed through, a NUL after each), when they are one
-        run of consecutive frozen ids in order (a snapshot's segment) and
-        no path holds a NUL; otherwise None."""
+    def paths_bytes(self, fids: NDArray[Any]) -> bytes | None:
+        """The paths of `fids`, in that order, as the blob holds them
+        (UTF-8, lone surrogates passed through, a NUL after each), when
+        every id is frozen and no path holds a NUL; otherwise None. A run
+        of consecutive ids is one slice of the blob: a snapshot's segment
+        is one run, or a few where a restart numbered the open file's
+        folder before the snapshot's files."""
         s = self._state
-        if not len(fids):
+        count = len(fids)
+        if not count:
             return b""
-        first, last = int(fids[0]), int(fids[-1])
-        if first < 0 or last >= len(s.starts) - 1 or last - first != len(fids) - 1:
+        wanted = np.asarray(fids, dtype=np.int64)
+        if int(wanted.min()) < 0 or int(wanted.max()) >= len(s.starts) - 1:
             return None
-        if len(fids) > 1 and not bool((np.diff(fids) == 1).all()):
-            return None
-        run = s.blob[s.start[first] : s.start[last + 1]]
-        return run if run.count(b"\0") == len(fids) else None  # a path holding a NUL
+        breaks = np.flatnonzero(np.diff(wanted) != 1) + 1
+        starts = s.starts[wanted[np.concatenate(([0], breaks))]].tolist()
+        ends = s.starts[wanted[np.concatenate((breaks, [count])) - 1] + 1].tolist()
+        blob = s.blob
+        run = b"".join([blob[a:b] for a, b in zip(starts, ends, strict=True)])
+        return run if run.count(b"\0") == count else None  # a path holding a NUL
 
     def all(self) -> list[str]:
         """Every path, in id order."""

@@ -466,8 +466,8 @@ class SymbolIndex:
         return self._files.many(fids)
 
     def file_paths_bytes(self, fids: NDArray[Any]) -> bytes | None:
-        """`FileTable.run_bytes` of `fids`."""
-        return self._files.run_bytes(fids)
+        """`FileTable.paths_bytes` of `fids`."""
+        return self._files.paths_bytes(fids)
 
     def materialize(self, seg: Segment, rows: NDArray[np.uint32]) -> list[Symbol]:
         """The definitions at `rows` of `seg`, in that order."""

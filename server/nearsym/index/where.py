@@ -316,7 +316,7 @@ def paths_blob(paths: Callable[[], list[str]], stored: bytes | None = None) -> b
     more rows.
 
     `stored` is the same paths as the file table holds them (a NUL after
-    each, `FileTable.run_bytes`): when it is ASCII, the blob is made from
+    each, `FileTable.paths_bytes`): when it is ASCII, the blob is made from
     it in C and `paths` is not called (the Linux kernel's 56,000 paths:
     60-70 ms in Python, which the first qualified query after a start
     paid)."""
