@@ -745,6 +745,47 @@ def test_a_restart_parses_the_open_folder_only_where_a_small_snapshot_is_stale(
     assert restarted.mention_counts(["near_0", "near_changed", "far_5"]) == [1, 1, 1]
 
 
+@pytest.mark.parametrize("edited", [False, True])
+def test_a_restart_writes_a_new_snapshot_only_when_the_index_differs_from_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edited: bool
+) -> None:
+    """A restart with a snapshot over `SNAPSHOT_FIRST_BYTES` parses the
+    open file's folder before it loads the snapshot. When the snapshot
+    holds those files as they are, nothing new was found: no snapshot is
+    due (the Linux kernel wrote its 284 MB again at every restart). A file
+    of the folder edited since is."""
+    root = tmp_path / "ws"
+    for folder in ["near", "far"]:
+        for n in range(4):
+            path = root / folder / f"m{n}.py"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"def {folder}_{n}():\n    pass\n")
+    old = time.time() - 60  # older than the racy window: the snapshot trusts it
+    for path in root.rglob("*.py"):
+        os.utime(path, (old, old))
+    cache_dir = str(tmp_path / "cache")
+    index = SymbolIndex(str(root))
+    cache = Cache(str(root), cache_dir)
+    save_snapshot(index, index_into(index, Config(), cache=cache), cache)
+    cache.close()
+    if edited:
+        changed = root / "near" / "m2.py"
+        changed.write_text("def near_edited():\n    pass\n")
+        os.utime(changed, (old + 5, old + 5))
+    monkeypatch.setattr(indexer_module, "SNAPSHOT_FIRST_BYTES", 0)
+    restarted = SymbolIndex(str(root))
+    cache = Cache(str(root), cache_dir)
+    stats = index_namespace(
+        str(root), Config(), IndexTarget(restarted), cache=cache,
+        focus=lambda: str(root / "near" / "m0.py"),
+    )  # fmt: skip
+    cache.close()
+    assert stats.parsed_ok == 4  # the whole folder, before the snapshot
+    assert stats.parsed_held == (3 if edited else 4)
+    assert stats.changed is edited
+    assert ("near_edited" in {s.name for s in restarted.all_symbols()}) is edited
+
+
 def test_the_walk_waits_for_the_gate_and_sees_what_changed_meanwhile(tmp_path: Path) -> None:
     """With a gate (the server's "file changes are watched"), the open
     file's folder is indexed at once and the walk waits; a file created, and
