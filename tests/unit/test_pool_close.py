@@ -3,6 +3,11 @@ alone a pool used since, and waits for a warm-up under way."""
 
 from __future__ import annotations
 
+import gc
+import sys
+import threading
+import time
+
 from nearsym.workspace.pool import Workers
 
 
@@ -32,4 +37,36 @@ def test_a_close_waits_for_a_warm_up_under_way() -> None:
         assert ready.is_set()
         assert workers._pool is None
     finally:
+        workers.close(wait=True)
+
+
+def test_the_resource_tracker_waits_for_the_pool_s_queues_to_be_collected() -> None:
+    """The tracker unlinks, as it stops, every semaphore still registered
+    with it. Stopped while a closed pool's queues were still alive (after a
+    cold index of Go's library they outlived the first collection by a few
+    milliseconds), each queue lock collected afterwards failed to unlink
+    itself: "Exception ignored ... FileNotFoundError" on the server's
+    stderr, five times. Here the test holds the queues a moment."""
+    from multiprocessing import resource_tracker
+
+    workers = Workers(1)
+    failures: list[BaseException | None] = []
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda unraisable: failures.append(unraisable.exc_value)
+    try:
+        workers.submit([], 0).result()
+        pool = workers._pool
+        assert pool is not None
+        queues = [pool._call_queue, pool._result_queue]  # type: ignore[attr-defined]
+        closing = threading.Thread(target=workers.close, kwargs={"wait": True})
+        closing.start()
+        time.sleep(0.3)  # the manager thread has ended, the queues are held
+        del pool, queues
+        closing.join(10)
+        assert not closing.is_alive()
+        gc.collect()
+        assert failures == []
+        assert resource_tracker._resource_tracker._fd is None  # stopped
+    finally:
+        sys.unraisablehook = hook
         workers.close(wait=True)

@@ -21,6 +21,7 @@ import signal
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
@@ -148,6 +149,11 @@ TRACKER_WAIT = 60.0
 """Seconds a closed pool's workers get to finish their task before the
 resource tracker is left running (a parse of one chunk takes well under
 that; a worker stuck longer keeps its semaphores)."""
+
+
+LOCKS_WAIT = 5.0
+"""Seconds a closed pool's queue locks get to be collected before the
+resource tracker is left running (a few milliseconds, measured)."""
 
 
 WARM_WAIT = 10.0
@@ -294,6 +300,7 @@ class Workers:
             self._retired = [p for p in self._retired if p.exitcode is None]
             self._retired.extend((pool._processes or {}).values())
             manager = getattr(pool, "_executor_manager_thread", None)  # shutdown forgets it
+            locks = _queue_locks(pool)  # shutdown forgets the queues too
             pool.shutdown(wait=wait, cancel_futures=True)
             self._pool = None
             _stop_forkserver()
@@ -303,21 +310,26 @@ class Workers:
         held = [manager] if isinstance(manager, threading.Thread) else []
         del pool, manager
         if wait:
-            self._end_tracker(held, started)
+            self._end_tracker(held, started, locks)
         else:
             threading.Thread(
                 target=self._end_tracker,
-                args=(held, started),
+                args=(held, started, locks),
                 name="nearsym-pool-tracker",
                 daemon=True,
             ).start()
 
-    def _end_tracker(self, held: list[threading.Thread], started: int) -> None:
+    def _end_tracker(
+        self, held: list[threading.Thread], started: int, locks: list[weakref.ref[Any]]
+    ) -> None:
         """Stop multiprocessing's resource tracker once the closed pool's
         semaphores have unregistered from it: after the pool's manager
-        thread (`held`, emptied here) ends, and a collection. Stopped
-        before, each semaphore collected later printed an `OSError: [Errno
-        9] Bad file descriptor` traceback; stopped while a newer pool holds
+        thread (`held`, emptied here) ends, and its queues' `locks` are
+        collected. Stopped before, the tracker unlinks what is still
+        registered, and each lock collected later printed a traceback on
+        the server's stderr (`sem_unlink`: FileNotFoundError, after every
+        cold index of Go's library: the queues outlived the first
+        collection by a few milliseconds); stopped while a newer pool holds
         semaphores, the tracker would be started again to hear of them."""
         if held:
             manager = held.pop()
@@ -325,7 +337,14 @@ class Workers:
             if manager.is_alive():
                 return  # a worker still runs: keep the tracker
             del manager
+        deadline = time.monotonic() + LOCKS_WAIT
         gc.collect()
+        while any(lock() is not None for lock in locks):
+            if time.monotonic() > deadline:
+                log.debug("a closed pool's queues are still held: the resource tracker stays")
+                return
+            time.sleep(0.01)
+            gc.collect()
         with self._lock:
             if self._pool is None and self._pools == started:
                 _stop_resource_tracker()
@@ -364,6 +383,21 @@ class Workers:
         if isinstance(server_pid, int) and server_pid > 0:
             with contextlib.suppress(OSError):
                 os.kill(server_pid, signal.SIGKILL)
+
+
+def _queue_locks(pool: cf.ProcessPoolExecutor) -> list[weakref.ref[Any]]:
+    """Weak references to the multiprocessing locks of `pool`'s call and
+    result queues (private attributes: none where they are missing)."""
+    from multiprocessing.synchronize import SemLock
+
+    found: list[weakref.ref[Any]] = []
+    for name in ("_call_queue", "_result_queue"):
+        queue = getattr(pool, name, None)
+        for attribute in ("_rlock", "_wlock", "_sem"):
+            lock = getattr(queue, attribute, None)
+            if isinstance(lock, SemLock):
+                found.append(weakref.ref(lock))
+    return found
 
 
 def _stop_forkserver() -> None:
