@@ -308,7 +308,7 @@ def test_a_rewalk_reads_a_skipped_file_again_only_once_it_changes(
 
     monkeypatch.setattr(live_module, "read_source", counting)
     live.rewalk(ns)
-    assert sorted(read) == ["a.py", "blob.py", "broken.py"] and len(ns.skipped) == 2
+    assert sorted(read) == ["a.py", "blob.py", "broken.py"] and len(ns.index.skipped) == 2
     assert names_of(live) == {"here"}
     read.clear()
     live.rewalk(ns)
@@ -316,10 +316,10 @@ def test_a_rewalk_reads_a_skipped_file_again_only_once_it_changes(
     (tmp_path / "broken.py").write_text("def mended():\n    pass\n")
     live.rewalk(ns)
     assert read == ["broken.py"] and names_of(live) == {"here", "mended"}
-    assert len(ns.skipped) == 1
+    assert len(ns.index.skipped) == 1
     (tmp_path / "blob.py").unlink()
     live.rewalk(ns)
-    assert len(ns.skipped) == 0
+    assert len(ns.index.skipped) == 0
 
 
 def test_a_rewalk_stats_only_the_files_it_does_not_hold(tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ from nearsym.workspace import indexer as indexer_module
 from nearsym.workspace.config import Config
 from nearsym.workspace.discovery import SourceFile
 from nearsym.workspace.indexer import (
+    ColdStats,
     IndexTarget,
     index_into,
     index_namespace,
@@ -784,6 +785,53 @@ def test_a_restart_writes_a_new_snapshot_only_when_the_index_differs_from_it(
     assert stats.parsed_held == (3 if edited else 4)
     assert stats.changed is edited
     assert ("near_edited" in {s.name for s in restarted.all_symbols()}) is edited
+
+
+def test_a_restart_does_not_read_again_the_files_the_snapshot_knows_it_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The files a cold index passed over (a binary, one over the size cap)
+    go into the snapshot with their stamps: a restart does not read them
+    (the Linux kernel's restart started the process pool for its 87 alone
+    and parsed its two broken files again). One changed since is read."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.py").write_text("def here():\n    pass\n")
+    (root / "blob.py").write_bytes(b"\0binary")
+    (root / "big.py").write_text("x = 1\n" * 200_000)  # over the 1 MB cap
+    old = time.time() - 60  # older than the racy window: the snapshot trusts it
+    for path in root.iterdir():
+        os.utime(path, (old, old))
+    cache_dir = str(tmp_path / "cache")
+    parsed: list[str] = []
+    real = indexer_module.parse_one
+
+    def recording(path: str, rel: str, language: str, limit: int) -> Parsed:
+        parsed.append(rel)
+        return real(path, rel, language, limit)
+
+    monkeypatch.setattr(indexer_module, "parse_one", recording)
+
+    def start() -> tuple[SymbolIndex, ColdStats]:
+        parsed.clear()
+        index = SymbolIndex(str(root))
+        cache = Cache(str(root), cache_dir)
+        stats = index_into(index, Config(), cache=cache)
+        save_snapshot(index, stats, cache)
+        cache.close()
+        return index, stats
+
+    index, stats = start()
+    assert sorted(parsed) == ["a.py", "big.py", "blob.py"] and len(index.skipped) == 2
+    assert stats.newly_skipped == 2
+    index, stats = start()
+    assert parsed == [] and stats.passed_over == 2 and not stats.changed
+    assert {s.name for s in index.all_symbols()} == {"here"}
+    (root / "blob.py").write_bytes(b"\0binary, longer")
+    index, stats = start()
+    assert parsed == ["blob.py"] and stats.passed_over == 1 and stats.changed
+    index, stats = start()
+    assert parsed == [] and stats.passed_over == 2
 
 
 def test_the_walk_waits_for_the_gate_and_sees_what_changed_meanwhile(tmp_path: Path) -> None:

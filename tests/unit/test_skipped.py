@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from nearsym.index.skipped import SkippedFiles
+import os
+import subprocess
+import sys
+
+import pytest
+
+from nearsym.index.skipped import SkippedFiles, path_key
 
 
 def test_a_file_is_held_at_the_stamp_it_was_skipped_at_and_no_other() -> None:
@@ -32,3 +38,32 @@ def test_a_table_of_what_a_walk_kept_holds_only_that() -> None:
     assert len(table) == 500
     assert all(table.holds(f"f{i}.py", i, i * 7) for i in range(500))
     assert not table.holds("f500.py", 500, 3500)
+
+
+def test_a_table_goes_through_its_bytes_and_adds_only_paths_it_lacks() -> None:
+    table = SkippedFiles()
+    table.update([("a.py", 10, 100), ("b\udce9.py", 20, 200)])
+    restored = SkippedFiles()
+    restored.update([("a.py", 11, 111)])  # parsed since, at a newer stamp
+    restored.take(table.to_bytes())
+    assert restored.holds("a.py", 11, 111) and not restored.holds("a.py", 10, 100)
+    assert restored.holds("b\udce9.py", 20, 200) and len(restored) == 2
+    restored.take(b"")
+    assert len(restored) == 2
+    with pytest.raises(ValueError):
+        restored.take(b"\0" * 23)
+
+
+def test_a_path_s_key_is_the_same_in_every_process() -> None:
+    """Keys are stored in snapshots: Python's own string hash differs from
+    one process to the next."""
+    code = "from nearsym.index.skipped import path_key; print(path_key('src/a.py'))"
+    keys = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()
+        for seed in ("1", "2")
+    }  # fmt: skip
+    assert keys == {str(path_key("src/a.py"))}

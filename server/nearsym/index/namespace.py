@@ -10,10 +10,9 @@ the folders they were given.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from nearsym.core.model import file_path
-from nearsym.index.skipped import SkippedFiles
 from nearsym.index.store import SymbolIndex
 
 
@@ -26,9 +25,6 @@ class Namespace:
     index: SymbolIndex
     dependency: bool = False
     """A folder of the project's dependencies, not of the workspace."""
-    skipped: SkippedFiles = field(default_factory=SkippedFiles)
-    """The files a walk finds here and indexing passes over: a re-walk
-    does not read them again while they keep their stamp."""
 
     def file(self, rel: str) -> str:
         """The OS path of the file `rel` (relative, `/`-separated) of this

@@ -36,6 +36,7 @@ from nearsym.index.encoding import sorted_unique
 from nearsym.index.filetable import FileTable, Paths
 from nearsym.index.mentions import MentionCounts, name_keys
 from nearsym.index.segment import Segment
+from nearsym.index.skipped import SkippedFiles
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +124,10 @@ class SymbolIndex:
         `_merged`), or None: in this process."""
         self.mentions = MentionCounts()
         """How many files mention each name (`mentions`)."""
+        self.skipped = SkippedFiles()
+        """The files the walks found here and indexing passed over, at the
+        stamp they had: not read again while they keep it (a snapshot holds
+        them too)."""
 
     # -- the file table ----------------------------------------------------------
     def __len__(self) -> int:
@@ -410,6 +415,7 @@ class SymbolIndex:
         parts = seg.to_parts(alive)
         parts.update(self.mentions.to_parts())
         parts["files"] = marshal.dumps((tuple(paths), tuple(sizes), tuple(mtimes)))
+        parts["skipped"] = self.skipped.to_bytes()
         return parts
 
     def install(
@@ -425,6 +431,8 @@ class SymbolIndex:
         stamp of every file it brought. Raises ValueError on a damaged
         snapshot."""
         try:
+            # True of the files whatever the rest holds; none in an older snapshot.
+            self.skipped.take(parts.get("skipped", b""))
             paths, sizes, mtimes = marshal.loads(parts["files"])
             fids = self._files.extend(paths)
             segment = Segment.from_parts(parts, fids)

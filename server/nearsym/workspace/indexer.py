@@ -44,7 +44,7 @@ from nearsym.core.proximity import directory_distance
 from nearsym.index.cache import Cache
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace.config import Config
-from nearsym.workspace.discovery import SourceFile, WalkReport, discover
+from nearsym.workspace.discovery import SkippedFile, SourceFile, WalkReport, discover
 from nearsym.workspace.pool import OK, Parsed, Result, Workers, decode_result, parse_one
 
 log = logging.getLogger(__name__)
@@ -104,6 +104,11 @@ class Target(Protocol):
         """Every file the walk found, before any is parsed
         (`SymbolIndex.reserve`)."""
 
+    def passed_over(self, sf: SourceFile) -> bool:
+        """Whether `sf` was skipped before, as it is now
+        (`SymbolIndex.skipped`, which a snapshot brings)."""
+        return False
+
 
 class IndexTarget:
     """A bare `SymbolIndex` as the target (CLI, bench, tests)."""
@@ -112,10 +117,18 @@ class IndexTarget:
         self.index = index
 
     def apply(self, batch: list[tuple[SourceFile, Result]]) -> None:
+        skipped: list[tuple[str, int, int]] = []
+        read: list[str] = []  # not skipped (any more)
         for sf, r in batch:
+            if isinstance(r, SkippedFile) and sf.size >= 0:
+                skipped.append((sf.rel, sf.size, sf.mtime_ns))
+            else:
+                read.append(sf.rel)
             if not isinstance(r, FileDefs):
                 self.index.remove_file(sf.rel)
         self.index.replace_files([(sf.rel, r) for sf, r in batch if isinstance(r, FileDefs)])
+        if skipped or len(self.index.skipped):
+            self.index.skipped.update(skipped, read)
 
     def install(
         self, parts: dict[str, bytes], held: Mapping[str, tuple[int, int]]
@@ -128,6 +141,9 @@ class IndexTarget:
 
     def reserve(self, rels: list[str]) -> None:
         self.index.reserve(rels)
+
+    def passed_over(self, sf: SourceFile) -> bool:
+        return self.index.skipped.holds(sf.rel, sf.size, sf.mtime_ns)
 
 
 @dataclass(slots=True)
@@ -168,6 +184,11 @@ class ColdStats:
     """Of those, the files the snapshot then brought as they were: a
     restart parses the open file's folder before a large snapshot, and
     the snapshot's rows replace what it parsed."""
+    newly_skipped: int = 0
+    """Files read and skipped (too large, binary, too broken) that the
+    index did not know as skipped at that stamp."""
+    passed_over: int = 0
+    """Files not read: the index knew them as skipped at their stamp."""
     first_batch_seconds: float | None = None
     seconds: float = 0.0
     stamps: dict[str, tuple[int, int]] = field(default_factory=dict)
@@ -181,12 +202,13 @@ class ColdStats:
     @property
     def changed(self) -> bool:
         """Whether the index holds anything the cache's snapshot does not:
-        files parsed that the snapshot did not bring as they are, or loaded
-        file by file (then a new snapshot is due). A restart of the Linux
+        files parsed that the snapshot did not bring as they are, loaded
+        file by file, or skipped where it did not know it (then a new
+        snapshot is due). A restart of the Linux
         kernel wrote its 284 MB snapshot again (2.2 s of the disk thread,
         while the first queries ran) for the open folder's files it had
         parsed, which the snapshot held unchanged."""
-        return self.parsed_ok - self.parsed_held + self.from_cache > 0
+        return self.parsed_ok - self.parsed_held + self.from_cache + self.newly_skipped > 0
 
 
 def index_namespace(
@@ -227,10 +249,15 @@ def index_namespace(
                 log.warning("cache snapshot of %s unusable (%s); loading file by file", root, error)
 
     def fresh(sf: SourceFile) -> bool:
-        """Whether the snapshot holds `sf` as it is on disk now."""
+        """Whether the snapshot holds `sf` as it is on disk now, or the
+        index knows it as skipped as it is."""
         stamp = known.get(sf.rel)
         if stamp is None or stamp[1] == -1 or stamp != (sf.size, sf.mtime_ns):
-            return False
+            if sf.size < 0 or not target.passed_over(sf):
+                return False
+            stats.passed_over += 1
+            done.add(sf.rel)
+            return True
         done.add(sf.rel)
         stamps[sf.rel] = stamp
         return True
@@ -279,6 +306,8 @@ def index_namespace(
         else:
             stats.skipped += 1
             language.skipped += 1
+            if isinstance(result, SkippedFile) and sf.size >= 0:
+                stats.newly_skipped += 1
 
     def parse_here(
         chosen: Sequence[SourceFile], every: int = 0, until: Callable[[], bool] = lambda: False

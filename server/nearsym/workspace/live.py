@@ -204,7 +204,7 @@ class LiveWorkspace:
         """Store a parse result, unless a buffer stands for the file."""
         if (ns not in self.namespaces and ns not in self.loose) or sf.path in self.buffers:
             return
-        ns.skipped.update(dropped=[sf.rel])  # changed: its stamp is not known here
+        ns.index.skipped.update(dropped=[sf.rel])  # changed: its stamp is not known here
         if isinstance(result, Exception):
             log.info("skipped %s: %s", sf.path, result)
             ns.index.remove_file(sf.rel)
@@ -234,8 +234,8 @@ class LiveWorkspace:
                 else:  # gone or unreadable: read again next time
                     not_skipped.append(sf.rel)
         ns.index.replace_files(fresh)
-        if skipped or len(ns.skipped):
-            ns.skipped.update(skipped, not_skipped)
+        if skipped or len(ns.index.skipped):
+            ns.index.skipped.update(skipped, not_skipped)
 
     def snapshot(self, ns: Namespace, stamps: dict[str, tuple[int, int]]) -> dict[str, Any] | None:
         """`ns`'s index for the cache; files open in buffers are left out
@@ -440,7 +440,7 @@ class LiveWorkspace:
         longer belongs, index what now does. A file indexed before and still
         belonging is kept as it is: its own changes come as its own events;
         it is not stat'ed, and a file skipped before is not read again while
-        its stamp holds (`Namespace.skipped`). The walk and the parses run
+        its stamp holds (`SymbolIndex.skipped`). The walk and the parses run
         outside the lock.
 
         The walk is pure Python once the stats are gone, and it would keep
@@ -460,7 +460,7 @@ class LiveWorkspace:
                 time.sleep(0)
             if sf.rel in indexed:
                 unseen.discard(sf.rel)
-            elif ns.skipped.holds(sf.rel, sf.size, sf.mtime_ns):
+            elif ns.index.skipped.holds(sf.rel, sf.size, sf.mtime_ns):
                 still.append((sf.rel, sf.size, sf.mtime_ns))
             else:
                 fresh.append(sf)
@@ -469,7 +469,7 @@ class LiveWorkspace:
             added = [rel for rel in ns.index.files if rel not in indexed] if changed else []
             for rel in unseen:
                 ns.index.remove_file(rel)  # buffers come back below if they belong
-            ns.skipped = SkippedFiles.of(still)  # what the walk no longer finds is forgotten
+            ns.index.skipped = SkippedFiles.of(still)  # what the walk no longer finds is forgotten
         # Files indexed during the walk (a cold index still running) were
         # judged by the rules before: judged again.
         for rel in added:
@@ -520,7 +520,7 @@ class LiveWorkspace:
             rel = os.path.relpath(path, ns.root).replace(os.sep, "/")
             prefix = "" if rel == "." else rel + "/"
             held = rel != "." and rel in ns.index
-            ns.skipped.update(dropped=[rel])  # a folder's are forgotten at the next re-walk
+            ns.index.skipped.update(dropped=[rel])  # a folder's are forgotten at the next re-walk
             for known in [rel] if held else ns.index.files:
                 if known == rel or known.startswith(prefix):
                     absolute = ns.file(known)
@@ -579,6 +579,10 @@ class LiveTarget:
         with self.live.lock:
             if not self.cancelled():
                 self.ns.index.reserve(rels)
+
+    def passed_over(self, sf: SourceFile) -> bool:
+        with self.live.lock:
+            return self.ns.index.skipped.holds(sf.rel, sf.size, sf.mtime_ns)
 
     def remove(self, rels: list[str]) -> None:
         with self.live.lock:
