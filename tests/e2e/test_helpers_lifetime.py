@@ -8,7 +8,9 @@ restart whose cache covers the workspace starts none."""
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -74,6 +76,29 @@ async def test_pool_and_multiprocessing_helpers_end_with_the_cold_index(
     # Restarted on a cache that covers every file: no pool at all. The one
     # helper is our watcher, started with the server before the client said
     # it watches files (`watcher.prestart`), and gone by the index's end.
+    during, after, errors = await _helpers_after_index(root)
+    assert [c for c in during if b"nearsym.workspace.watcher" not in c] == []
+    assert after == []
+    assert "Traceback" not in errors, errors
+
+
+async def test_a_restart_starts_no_pool_for_the_files_the_index_passed_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files indexing skips (binary here; too large or too broken alike)
+    are in the snapshot with their stamps, so a restart does not read them
+    again: the Linux kernel's restart started the pool, forkserver and
+    workers, for its 87 alone."""
+    root = tmp_path / "ws"
+    shutil.copytree(FIXTURE, root)
+    for n in range(40):  # more than one chunk of the pool's
+        (root / f"blob{n}.py").write_bytes(b"\0 not source %d" % n)
+    old = time.time() - 60  # older than the racy window: the snapshot trusts them
+    for path in root.rglob("*"):
+        os.utime(path, (old, old))
+    monkeypatch.setenv("NEARSYM_CACHE_DIR", str(tmp_path / "cache"))
+    during, _, _ = await _helpers_after_index(root)
+    assert any(b"forkserver" in c for c in during)  # the cold index used the pool
     during, after, errors = await _helpers_after_index(root)
     assert [c for c in during if b"nearsym.workspace.watcher" not in c] == []
     assert after == []
