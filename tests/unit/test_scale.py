@@ -831,6 +831,11 @@ def test_a_restart_does_not_read_again_the_files_the_snapshot_knows_it_skipped(
     index, stats = start()
     assert parsed == ["blob.py"] and stats.passed_over == 1 and stats.changed
     index, stats = start()
+    assert parsed == ["blob.py"]  # written just now: its stamp is not trusted yet
+    os.utime(root / "blob.py", (old + 5, old + 5))
+    index, stats = start()
+    assert parsed == ["blob.py"]  # a new stamp, now one to trust
+    index, stats = start()
     assert parsed == [] and stats.passed_over == 2
 
 

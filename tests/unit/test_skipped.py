@@ -67,3 +67,15 @@ def test_a_path_s_key_is_the_same_in_every_process() -> None:
         for seed in ("1", "2")
     }  # fmt: skip
     assert keys == {str(path_key("src/a.py"))}
+
+
+def test_a_stamp_too_recent_to_trust_is_not_stored() -> None:
+    """A file skipped within the cache's racy window may change again
+    under the same stamp: the snapshot leaves it out, so the next start
+    reads it."""
+    table = SkippedFiles()
+    table.update([("old.bin", 10, 100), ("new.bin", 10, 200)])
+    stored = SkippedFiles()
+    stored.take(table.to_bytes(settled_before=150))
+    assert stored.holds("old.bin", 10, 100) and not stored.holds("new.bin", 10, 200)
+    assert len(SkippedFiles().to_bytes(settled_before=150)) == 0

@@ -380,8 +380,14 @@ class Cache:
         """`stamps` (size, mtime_ns by path) as a snapshot may keep them:
         a file whose mtime is too recent to trust is stored as stale (its
         mtime -1), so the next start parses it again."""
-        racy = time.time_ns() - RACY_SECONDS * 1e9
+        racy = Cache.settled_before()
         return {p: (s, -1 if m > racy else m) for p, (s, m) in stamps.items()}
+
+    @staticmethod
+    def settled_before() -> int:
+        """The mtime_ns before which a stamp can be trusted now: a file
+        written within `RACY_SECONDS` may change again under the same one."""
+        return time.time_ns() - int(RACY_SECONDS * 1e9)
 
     def store_snapshot(self, parts: dict[str, Any]) -> None:
         """Queue a whole-index snapshot (`SymbolIndex.snapshot` of the

@@ -76,9 +76,15 @@ class SkippedFiles:
             rows = rows[np.argsort(rows[:, 0], kind="stable")]
         self._rows = rows
 
-    def to_bytes(self) -> bytes:
-        """The table as a snapshot part (`from_bytes`)."""
-        return self._rows.tobytes()
+    def to_bytes(self, settled_before: int | None = None) -> bytes:
+        """The table as a snapshot part (`take`). With `settled_before`,
+        rows whose mtime_ns is not before it are left out: a file changed
+        again within its mtime's granularity would keep that stamp, and the
+        next start would pass over it unread (the cache's racy rule)."""
+        rows = self._rows
+        if settled_before is not None and len(rows):
+            rows = rows[rows[:, 2] < settled_before]
+        return rows.tobytes()
 
     def take(self, data: bytes) -> None:
         """Add the rows of a table stored as `to_bytes` gave it, for the

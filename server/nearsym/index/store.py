@@ -394,10 +394,14 @@ class SymbolIndex:
         return merged
 
     # -- snapshots -----------------------------------------------------------------
-    def snapshot(self, stamps: dict[str, tuple[int, int]]) -> dict[str, Any] | None:
+    def snapshot(
+        self, stamps: dict[str, tuple[int, int]], settled_before: int | None = None
+    ) -> dict[str, Any] | None:
         """The index as one segment's parts plus its file table, for the
         cache; only files with a stamp (size, mtime_ns as parsed) are kept
-        alive. None unless the index is one segment (after `compact`)."""
+        alive, and only skipped files changed before `settled_before`
+        (`SkippedFiles.to_bytes`). None unless the index is one segment
+        (after `compact`)."""
         if len(self._segments) != 1:
             return None
         seg = self._segments[0]
@@ -415,7 +419,7 @@ class SymbolIndex:
         parts = seg.to_parts(alive)
         parts.update(self.mentions.to_parts())
         parts["files"] = marshal.dumps((tuple(paths), tuple(sizes), tuple(mtimes)))
-        parts["skipped"] = self.skipped.to_bytes()
+        parts["skipped"] = self.skipped.to_bytes(settled_before)
         return parts
 
     def install(

@@ -586,6 +586,6 @@ def index_into(
 def save_snapshot(index: SymbolIndex, stats: ColdStats, cache: Cache) -> None:
     """Queue `index`'s snapshot for the cache when it holds something new."""
     if stats.changed:
-        parts = index.snapshot(cache.trusted(stats.stamps))
+        parts = index.snapshot(cache.trusted(stats.stamps), cache.settled_before())
         if parts is not None:
             cache.store_snapshot(parts)

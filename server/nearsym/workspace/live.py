@@ -45,6 +45,7 @@ from typing import Any, TypeVar
 
 from nearsym.core.filedefs import FileDefs
 from nearsym.extract.definitions import TooBroken, extract_defs, extract_symbols
+from nearsym.index.cache import Cache
 from nearsym.index.namespace import Namespace
 from nearsym.index.skipped import SkippedFiles
 from nearsym.index.store import SymbolIndex
@@ -245,7 +246,8 @@ class LiveWorkspace:
             open_rels = {
                 p[len(root) :].replace(os.sep, "/") for p in self.buffers if p.startswith(root)
             }
-            return ns.index.snapshot({r: s for r, s in stamps.items() if r not in open_rels})
+            kept = {r: s for r, s in stamps.items() if r not in open_rels}
+            return ns.index.snapshot(kept, Cache.settled_before())
 
     def compact(self, ns: Namespace) -> None:
         """Merge `ns`'s segments after a cold index, outside the lock."""
