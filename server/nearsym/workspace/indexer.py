@@ -204,10 +204,10 @@ class ColdStats:
         """Whether the index holds anything the cache's snapshot does not:
         files parsed that the snapshot did not bring as they are, loaded
         file by file, or skipped where it did not know it (then a new
-        snapshot is due). A restart of the Linux
-        kernel wrote its 284 MB snapshot again (2.2 s of the disk thread,
-        while the first queries ran) for the open folder's files it had
-        parsed, which the snapshot held unchanged."""
+        snapshot is due). A restart of the Linux kernel wrote its 284 MB
+        snapshot again (2.2 s of the disk thread, while the first queries
+        ran) for the open folder's files it had parsed, which the snapshot
+        held unchanged."""
         return self.parsed_ok - self.parsed_held + self.from_cache + self.newly_skipped > 0
 
 

@@ -338,12 +338,14 @@ class Workers:
                 return  # a worker still runs: keep the tracker
             del manager
         deadline = time.monotonic() + LOCKS_WAIT
+        pause = 0.01  # doubled each time: a dozen collections at most, not one per pause
         gc.collect()
         while any(lock() is not None for lock in locks):
             if time.monotonic() > deadline:
                 log.debug("a closed pool's queues are still held: the resource tracker stays")
                 return
-            time.sleep(0.01)
+            time.sleep(pause)
+            pause = min(2 * pause, 0.5)
             gc.collect()
         with self._lock:
             if self._pool is None and self._pools == started:
