@@ -79,3 +79,14 @@ def test_a_stamp_too_recent_to_trust_is_not_stored() -> None:
     stored.take(table.to_bytes(settled_before=150))
     assert stored.holds("old.bin", 10, 100) and not stored.holds("new.bin", 10, 200)
     assert len(SkippedFiles().to_bytes(settled_before=150)) == 0
+
+
+def test_dropping_reads_the_same_from_a_small_table_or_a_large_one() -> None:
+    """`update` looks rows up in the set of dropped paths when the table
+    is the smaller, and the other way round when it is not."""
+    for table_size, dropped_size in ((3, 50), (50, 3)):
+        table = SkippedFiles()
+        table.update([(f"t{i}.py", i, i) for i in range(table_size)])
+        table.update(dropped=[f"t{i}.py" for i in range(0, dropped_size, 2)])
+        kept = [i for i in range(table_size) if table.holds(f"t{i}.py", i, i)]
+        assert kept == [i for i in range(table_size) if i % 2 or i >= dropped_size]

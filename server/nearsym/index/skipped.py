@@ -69,7 +69,13 @@ class SkippedFiles:
         gone = {path_key(rel) for rel in dropped} | latest.keys()
         rows = self._rows
         if len(rows) and gone:
-            rows = rows[~np.isin(rows[:, 0], np.fromiter(gone, dtype=np.int64, count=len(gone)))]
+            if len(rows) <= len(gone):
+                # A small table (the kernel's: 87 rows) and a batch's many
+                # paths: each row is looked up in the set, not the set sorted.
+                keep = np.array([key not in gone for key in rows[:, 0].tolist()], dtype=bool)
+            else:
+                keep = ~np.isin(rows[:, 0], np.fromiter(gone, dtype=np.int64, count=len(gone)))
+            rows = rows[keep]
         if latest:
             fresh = np.array([(h, size, mtime) for h, (size, mtime) in latest.items()], np.int64)
             rows = np.concatenate([rows, fresh])
