@@ -688,20 +688,17 @@ def test_a_cold_index_hands_the_open_folder_to_the_pool_once_it_is_up(
     assert all(rel.startswith("near/") for rel in here)
 
 
-@pytest.mark.parametrize("small", [True, False])
-def test_a_restart_parses_the_open_folder_only_where_a_small_snapshot_is_stale(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small: bool
-) -> None:
-    """A snapshot under `SNAPSHOT_FIRST_BYTES` is loaded before the open
-    file's folder, so of that folder only the changed file is parsed; a
-    larger one is loaded after the whole folder is parsed from source."""
+def _near_and_far_snapshotted(tmp_path: Path, files: int) -> tuple[Path, str, float]:
+    """A workspace of two folders, `near` and `far`, of `files` Python files
+    each, older than the racy window (the snapshot trusts them), indexed
+    with its snapshot saved: (root, cache folder, the files' mtime)."""
     root = tmp_path / "ws"
     for folder in ["near", "far"]:
-        for n in range(6):
+        for n in range(files):
             path = root / folder / f"m{n}.py"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(f"def {folder}_{n}():\n    pass\n")
-    old = time.time() - 60  # older than the racy window: the snapshot trusts it
+    old = time.time() - 60
     for path in root.rglob("*.py"):
         os.utime(path, (old, old))
     cache_dir = str(tmp_path / "cache")
@@ -709,6 +706,29 @@ def test_a_restart_parses_the_open_folder_only_where_a_small_snapshot_is_stale(
     cache = Cache(str(root), cache_dir)
     save_snapshot(index, index_into(index, Config(), cache=cache), cache)
     cache.close()
+    return root, cache_dir, old
+
+
+def _restart_near(root: Path, cache_dir: str) -> tuple[SymbolIndex, ColdStats]:
+    """`root` indexed again from its cache, `near/m0.py` open."""
+    restarted = SymbolIndex(str(root))
+    cache = Cache(str(root), cache_dir)
+    stats = index_namespace(
+        str(root), Config(), IndexTarget(restarted), cache=cache,
+        focus=lambda: str(root / "near" / "m0.py"),
+    )  # fmt: skip
+    cache.close()
+    return restarted, stats
+
+
+@pytest.mark.parametrize("small", [True, False])
+def test_a_restart_parses_the_open_folder_only_where_a_small_snapshot_is_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small: bool
+) -> None:
+    """A snapshot under `SNAPSHOT_FIRST_BYTES` is loaded before the open
+    file's folder, so of that folder only the changed file is parsed; a
+    larger one is loaded after the whole folder is parsed from source."""
+    root, cache_dir, old = _near_and_far_snapshotted(tmp_path, 6)
     changed = root / "near" / "m3.py"
     changed.write_text("def near_changed():\n    pass\n")
     os.utime(changed, (old + 5, old + 5))
@@ -722,16 +742,7 @@ def test_a_restart_parses_the_open_folder_only_where_a_small_snapshot_is_stale(
         return real(path, rel, language, limit)
 
     monkeypatch.setattr(indexer_module, "parse_one", recording)
-    restarted = SymbolIndex(str(root))
-    cache = Cache(str(root), cache_dir)
-    index_namespace(
-        str(root),
-        Config(),
-        IndexTarget(restarted),
-        cache=cache,
-        focus=lambda: str(root / "near" / "m0.py"),
-    )
-    cache.close()
+    restarted, _ = _restart_near(root, cache_dir)
     names = {s.name for s in restarted.all_symbols()}
     assert {"near_0", "near_changed", "far_5"} <= names and "near_3" not in names
     if small:
@@ -755,32 +766,13 @@ def test_a_restart_writes_a_new_snapshot_only_when_the_index_differs_from_it(
     holds those files as they are, nothing new was found: no snapshot is
     due (the Linux kernel wrote its 284 MB again at every restart). A file
     of the folder edited since is."""
-    root = tmp_path / "ws"
-    for folder in ["near", "far"]:
-        for n in range(4):
-            path = root / folder / f"m{n}.py"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(f"def {folder}_{n}():\n    pass\n")
-    old = time.time() - 60  # older than the racy window: the snapshot trusts it
-    for path in root.rglob("*.py"):
-        os.utime(path, (old, old))
-    cache_dir = str(tmp_path / "cache")
-    index = SymbolIndex(str(root))
-    cache = Cache(str(root), cache_dir)
-    save_snapshot(index, index_into(index, Config(), cache=cache), cache)
-    cache.close()
+    root, cache_dir, old = _near_and_far_snapshotted(tmp_path, 4)
     if edited:
         changed = root / "near" / "m2.py"
         changed.write_text("def near_edited():\n    pass\n")
         os.utime(changed, (old + 5, old + 5))
     monkeypatch.setattr(indexer_module, "SNAPSHOT_FIRST_BYTES", 0)
-    restarted = SymbolIndex(str(root))
-    cache = Cache(str(root), cache_dir)
-    stats = index_namespace(
-        str(root), Config(), IndexTarget(restarted), cache=cache,
-        focus=lambda: str(root / "near" / "m0.py"),
-    )  # fmt: skip
-    cache.close()
+    restarted, stats = _restart_near(root, cache_dir)
     assert stats.parsed_ok == 4  # the whole folder, before the snapshot
     assert stats.parsed_held == (3 if edited else 4)
     assert stats.changed is edited

@@ -64,8 +64,11 @@ class SkippedFiles:
         self, skipped: Iterable[tuple[str, int, int]] = (), dropped: Iterable[str] = ()
     ) -> None:
         """Record each (path, size, mtime_ns) of `skipped` (a path's new
-        stamp replaces its old one) and forget each path of `dropped`."""
+        stamp replaces its old one) and forget each path of `dropped`
+        (not even hashed while the table is empty)."""
         latest = {path_key(rel): (size, mtime) for rel, size, mtime in skipped}
+        if not latest and not len(self._rows):
+            return
         gone = {path_key(rel) for rel in dropped} | latest.keys()
         rows = self._rows
         if len(rows) and gone:

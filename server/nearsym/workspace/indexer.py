@@ -127,8 +127,7 @@ class IndexTarget:
             if not isinstance(r, FileDefs):
                 self.index.remove_file(sf.rel)
         self.index.replace_files([(sf.rel, r) for sf, r in batch if isinstance(r, FileDefs)])
-        if skipped or len(self.index.skipped):
-            self.index.skipped.update(skipped, read)
+        self.index.skipped.update(skipped, read)
 
     def install(
         self, parts: dict[str, bytes], held: Mapping[str, tuple[int, int]]

@@ -235,8 +235,7 @@ class LiveWorkspace:
                 else:  # gone or unreadable: read again next time
                     not_skipped.append(sf.rel)
         ns.index.replace_files(fresh)
-        if skipped or len(ns.index.skipped):
-            ns.index.skipped.update(skipped, not_skipped)
+        ns.index.skipped.update(skipped, not_skipped)
 
     def snapshot(self, ns: Namespace, stamps: dict[str, tuple[int, int]]) -> dict[str, Any] | None:
         """`ns`'s index for the cache; files open in buffers are left out
