@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -347,3 +349,36 @@ def test_paths_stored_with_other_than_ascii_are_joined_from_the_strings() -> Non
     want = "\ncafé/m.py\nx\udce9/y.go\n".encode("utf-8", "surrogatepass")
     assert where_index.paths_blob(lambda: paths, stored) == want
     assert where_index.paths_blob(lambda: paths) == want
+
+
+def test_qualified_and_non_ascii_queries_leave_numpy_ma_unimported(tmp_path: Path) -> None:
+    # `np.unique` and `np.union1d` import `numpy.ma` at their first call:
+    # the first qualified query after a start paid 8 ms (and the server
+    # 1.3 MB) for it.
+    for n in range(12):
+        folder = tmp_path / f"pkg{n}"
+        folder.mkdir()
+        (folder / "server.py").write_text(
+            "class Handler:\n    def serve(self): pass\n    def stat(self): pass\n"
+            f"class Größe{n}:\n    def maß(self): pass\n"
+            f"def handler_{n}(): pass\n",
+            encoding="utf-8",
+        )
+    code = (
+        "import sys\n"
+        "from nearsym.index.namespace import Namespace\n"
+        "from nearsym.index.search import answer\n"
+        "from nearsym.index.store import SymbolIndex\n"
+        "from nearsym.workspace.config import Config\n"
+        "from nearsym.workspace.indexer import index_into\n"
+        f"root = {str(tmp_path)!r}\n"
+        "index = SymbolIndex(root)\n"
+        "index_into(index, Config())\n"
+        "spaces = [Namespace(root, index)]\n"
+        "for q in ['Handler.serve', 'handler.st', 'pkg3.Handler', 'pkg3/server serve',\n"
+        "          'server.Handler.stat', 'Größe', 'größe3.maß', 'hand']:\n"
+        "    assert answer(spaces, q, 20), q\n"
+        "print('numpy.ma' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -50,7 +50,7 @@ from nearsym.core.where import located, places
 from nearsym.core.words import is_subsequence
 from nearsym.extract.bases import class_bases, header_bases
 from nearsym.extract.languages import language_for_path
-from nearsym.index.encoding import ranges
+from nearsym.index.encoding import ranges, sorted_unique
 from nearsym.index.files import SkippedFile, read_regular
 from nearsym.index.segment import Segment
 
@@ -288,13 +288,15 @@ class PlaceStarts:
             counts = seg.file_start[files + 1] - first
             if not _few(seg, int(counts.sum())):
                 return None
-            found = np.union1d(ranges(first, counts), seg.rows_owned_many(conts))
+            found = sorted_unique(
+                np.concatenate((ranges(first, counts), seg.rows_owned_many(conts)))
+            )
             if rows is None:
                 rows = found
             elif self.full:
                 rows = np.intersect1d(rows, found, assume_unique=True)
             else:
-                rows = np.union1d(rows, found)
+                rows = sorted_unique(np.concatenate((rows, found)))
             if not _few(seg, len(rows)):
                 return None
         if rows is None:
@@ -305,7 +307,8 @@ class PlaceStarts:
 
 def _entries_of_rows(seg: Segment, rows: NDArray[Any]) -> NDArray[np.uint32]:
     """The entries naming `rows` of `seg`, sorted, each once."""
-    return np.unique(seg.entry[rows]).astype(np.uint32)
+    entries: NDArray[np.uint32] = sorted_unique(seg.entry[rows]).astype(np.uint32)
+    return entries
 
 
 def paths_blob(paths: Callable[[], list[str]], stored: bytes | None = None) -> bytes:
@@ -384,7 +387,8 @@ def _starting(
     if not len(at):
         return np.zeros(0, dtype=np.int64)
     keys = np.searchsorted(offsets, at.astype(offsets.dtype), side="right") - 1
-    return np.unique(keys).astype(np.int64)
+    distinct: NDArray[np.int64] = sorted_unique(keys).astype(np.int64)
+    return distinct
 
 
 def _starting_slowly(
@@ -405,7 +409,8 @@ def _starting_slowly(
     if not at:
         return np.zeros(0, dtype=np.int64)
     keys = np.searchsorted(offsets, np.asarray(at, dtype=offsets.dtype), side="right") - 1
-    return np.unique(keys).astype(np.int64)
+    distinct: NDArray[np.int64] = sorted_unique(keys).astype(np.int64)
+    return distinct
 
 
 def _inherited(query: Query, width: int, members: list[Symbol]) -> list[Symbol]:
