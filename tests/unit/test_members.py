@@ -276,6 +276,12 @@ def test_receivers_are_read_from_the_text(source: bytes, pair: tuple[str, str]) 
     assert pair in receivers_in(source)
 
 
+def test_a_receiver_is_a_whole_identifier_not_the_tail_of_a_number_or_escape() -> None:
+    # From Go's tests and url.go: "%2Fexample.com", 0x1.EP, 0x01.e_0p.
+    source = b'u := "http://%2Fexample.com"; f := 0x1.EP; g := 0x01.e_0p; a.b'
+    assert receivers_in(source) == frozenset({("b", "a")})
+
+
 def test_self_and_this_are_no_receivers() -> None:
     assert receivers_in(b"self.run(); this.stop(); super().close()") == frozenset()
     assert receiver_key("_Query_Cache") == receiver_key("#queryCache") == "querycache"

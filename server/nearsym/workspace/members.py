@@ -223,10 +223,13 @@ class Members:
 
 
 _RECEIVER = re.compile(
+    rb"(?<![A-Za-z0-9_$])"
     rb"([A-Za-z_$#][A-Za-z0-9_$]*)[ \t]*(?:\?\.|\.|->|::)[ \t]*(?=([A-Za-z_$][A-Za-z0-9_$]*))"
 )
 """`receiver.member` (and `?.`, `->`, `::`): the identifier a member is
-reached through, and the member's name."""
+reached through, and the member's name. A receiver starts where an
+identifier does: tried inside every identifier, the search was quadratic
+in its length (Go's `net/http/server.go`, 114 KB: 9.6 against 4.1 ms)."""
 _NOT_RECEIVERS = frozenset({"self", "cls", "this", "super", "base", "me", "it"})
 """Receivers that say nothing about a type by their name (the open file's
 own classes are `Members`' business)."""
