@@ -103,6 +103,35 @@ def test_owner_query_reaches_methods() -> None:
     assert [s.qualified_name for s in index.candidates("SyncQueue.push", 50)] == ["SyncQueue.push"]
 
 
+def test_owners_reached_in_batches_give_each_owner_whole_in_path_order() -> None:
+    # Names alone match nothing: the pool is the owner tier's, built a
+    # batch of owners at a time, cut at the width.
+    index = SymbolIndex("/ws")
+    owners = [f"Widget{n}Box" for n in range(70)]
+    for n, owner in enumerate(owners):
+        for half in ("b", "a"):
+            path = f"{half}/w{n}.py"
+            index.replace_file(
+                path,
+                [
+                    sym(name, path, container=owner, line=line)
+                    for line, name in ((9, "tick"), (3, "halt"))
+                ],
+            )
+    by_key = sorted(owners, key=lambda o: (len(o), o.lower()))
+    expected = [
+        (o, path, line)
+        for o in by_key
+        for path, line in ((f"a/w{owners.index(o)}.py", 3), (f"a/w{owners.index(o)}.py", 9),
+                           (f"b/w{owners.index(o)}.py", 3), (f"b/w{owners.index(o)}.py", 9))
+    ]  # fmt: skip
+    widest = [(s.container, s.path, s.span.line) for s in index.candidates("wdgtbx", 500)]
+    assert widest == expected
+    for width in (1, 3, 4, 17, 64, 130, 279):
+        pool = [(s.container, s.path, s.span.line) for s in index.candidates("wdgtbx", width)]
+        assert pool == widest[:width]
+
+
 def test_replace_and_remove_keep_no_stale_names() -> None:
     index = make_index(["alpha", "beta"])
     index.replace_file("f0/m0.py", [sym("gamma", "f0/m0.py")])
