@@ -174,6 +174,26 @@ def merged_keys(
     return heapq.merge(*(walk(s_no, seg, chunks) for s_no, seg, chunks in sources))
 
 
+def name_groups(
+    keys: Iterator[tuple[int, bytes, int, int]],
+    seen: set[tuple[int, int]] | None = None,
+) -> Iterator[list[tuple[int, int]]]:
+    """Consecutive entries with the same lower-cased name, as one group;
+    entries already seen are skipped."""
+    group: list[tuple[int, int]] = []
+    current: bytes | None = None
+    for _, key, s_no, e in keys:
+        if seen is not None and (s_no, e) in seen:
+            continue
+        if key != current:
+            if group:
+                yield group
+            group, current = [], key
+        group.append((s_no, e))
+    if group:
+        yield group
+
+
 OWNERS_IN_NUMPY = 256
 """Containers from which `owners_like` tests them all at once in numpy
 (`encoding.holding_in_order`) rather than by the regex of sliced keys: a

@@ -52,7 +52,7 @@ allowed rather than the index.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -64,7 +64,14 @@ from nearsym.core.typos import TYPO_MIN_LENGTH, variants
 from nearsym.core.words import is_subsequence
 from nearsym.index import nearby, where
 from nearsym.index.encoding import U32
-from nearsym.index.keys import KeyCheck, Subsequence, Substring, merged_keys, owners_like
+from nearsym.index.keys import (
+    KeyCheck,
+    Subsequence,
+    Substring,
+    merged_keys,
+    name_groups,
+    owners_like,
+)
 from nearsym.index.segment import Segment
 from nearsym.index.subset import Starting, Within, exact_many, shared_start
 
@@ -219,23 +226,17 @@ class _Retrieval:
     def _owned(self, groups: list[list[tuple[int, int]]]) -> list[list[Symbol]]:
         """Per group of containers (segment, id), the definitions they own
         by path and position; the rows of a segment are built in one call."""
-        segs = self.segs
         runs: dict[int, list[NDArray[np.uint32]]] = {}
-        sizes: list[list[tuple[int, int]]] = []
-        for group in groups:
-            sized: list[tuple[int, int]] = []
-            for s_no, c in group:
-                rows = segs[s_no].rows_owned(c)
-                runs.setdefault(s_no, []).append(rows)
-                sized.append((s_no, len(rows)))
-            sizes.append(sized)
+        for s_no, c in itertools.chain.from_iterable(groups):
+            runs.setdefault(s_no, []).append(self.segs[s_no].rows_owned(c))
         built = {
-            s_no: iter(self.index.materialize(segs[s_no], np.concatenate(listed)))
-            for s_no, listed in runs.items()
+            s: iter(self.index.materialize(self.segs[s], np.concatenate(r)))
+            for s, r in runs.items()
         }
+        sizes = {s_no: iter([len(rows) for rows in r]) for s_no, r in runs.items()}
         out: list[list[Symbol]] = []
-        for sized in sizes:
-            owned = [s for s_no, n in sized for s in itertools.islice(built[s_no], n)]
+        for group in groups:
+            owned = [x for s, _ in group for x in itertools.islice(built[s], next(sizes[s]))]
             owned.sort(key=lambda s: (s.path, s.span.line, s.span.col))
             out.append(owned)
         return out
@@ -269,7 +270,7 @@ class _Retrieval:
             if (r := seg.exact(q))
             and len(ids := _of(np.arange(r.start, r.stop, dtype=np.uint32), only[s_no]))
         ]
-        for group in _groups(merged_keys(exact)):
+        for group in name_groups(merged_keys(exact)):
             seen.update(group)
             for s in self._group_rows(group, allowed, narrow):
                 if keep is None or keep(s):
@@ -312,7 +313,7 @@ class _Retrieval:
                 break
             sources = [(s_no, seg, lookup(seg, only[s_no])) for s_no, seg in enumerate(segs)]
             keys = merged_keys(sources, False, check, budget)
-            groups = _groups(keys, seen=seen)
+            groups = name_groups(keys, seen=seen)
             cap = min(cap, width)
             while count < cap:
                 # A batch of groups at a time: the rows of single-entry groups
@@ -330,7 +331,7 @@ class _Retrieval:
             sources = [(s_no, seg, [seg.owners(q)]) for s_no, seg in enumerate(segs)]
             keys = merged_keys(sources, True, ordered, budget)
             taken = {(s.path, s.span, s.name) for s in pool}
-            owners = _groups(keys)
+            owners = name_groups(keys)
             while len(pool) < width:
                 # Owners a batch at a time, their rows built together (a
                 # query few names match reaches a hundred small classes;
@@ -393,7 +394,7 @@ class _Retrieval:
         found = [(s, segs[s], [np.arange(r.start, r.stop, dtype=U32)]) for s, r in hits if r]
         found.sort(key=lambda f: (f[1].key(int(f[2][0][0])), f[0]))
         out: list[Symbol] = []
-        for group in _groups(merged_keys(found)):
+        for group in name_groups(merged_keys(found)):
             for s in self._group_rows(group):
                 if (s.path, s.span, s.name) not in taken:
                     out.append(s)
@@ -593,23 +594,3 @@ def _bytes(text: str) -> bytes:
     """A query's UTF-8 bytes; a lone surrogate (JSON can carry one) passes
     through as bytes no indexed name holds."""
     return text.encode("utf-8", "surrogatepass")
-
-
-def _groups(
-    keys: Iterator[tuple[int, bytes, int, int]],
-    seen: set[tuple[int, int]] | None = None,
-) -> Iterator[list[tuple[int, int]]]:
-    """Consecutive entries with the same lower-cased name, as one group;
-    entries already seen are skipped."""
-    group: list[tuple[int, int]] = []
-    current: bytes | None = None
-    for _, key, s_no, e in keys:
-        if seen is not None and (s_no, e) in seen:
-            continue
-        if key != current:
-            if group:
-                yield group
-            group, current = [], key
-        group.append((s_no, e))
-    if group:
-        yield group

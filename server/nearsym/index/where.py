@@ -307,8 +307,7 @@ class PlaceStarts:
 
 def _entries_of_rows(seg: Segment, rows: NDArray[Any]) -> NDArray[np.uint32]:
     """The entries naming `rows` of `seg`, sorted, each once."""
-    entries: NDArray[np.uint32] = sorted_unique(seg.entry[rows]).astype(np.uint32)
-    return entries
+    return np.asarray(sorted_unique(seg.entry[rows]), dtype=np.uint32)
 
 
 def paths_blob(paths: Callable[[], list[str]], stored: bytes | None = None) -> bytes:
@@ -387,8 +386,7 @@ def _starting(
     if not len(at):
         return np.zeros(0, dtype=np.int64)
     keys = np.searchsorted(offsets, at.astype(offsets.dtype), side="right") - 1
-    distinct: NDArray[np.int64] = sorted_unique(keys).astype(np.int64)
-    return distinct
+    return np.asarray(sorted_unique(keys), dtype=np.int64)
 
 
 def _starting_slowly(
@@ -409,8 +407,7 @@ def _starting_slowly(
     if not at:
         return np.zeros(0, dtype=np.int64)
     keys = np.searchsorted(offsets, np.asarray(at, dtype=offsets.dtype), side="right") - 1
-    distinct: NDArray[np.int64] = sorted_unique(keys).astype(np.int64)
-    return distinct
+    return np.asarray(sorted_unique(keys), dtype=np.int64)
 
 
 def _inherited(query: Query, width: int, members: list[Symbol]) -> list[Symbol]:
