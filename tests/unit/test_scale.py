@@ -141,11 +141,10 @@ def test_a_narrow_pool_is_a_prefix_of_a_wide_one(
 
 
 def _case_groups(index: SymbolIndex, query: str) -> list[list[tuple[int, int]]]:
-    from nearsym.index.keys import merged_keys
-    from nearsym.index.retrieval import _groups
+    from nearsym.index.keys import merged_keys, name_groups
 
     sources = [(n, seg, seg.prefix(query.lower().encode())) for n, seg in enumerate(index.segments)]
-    return [g for g in _groups(merged_keys(sources)) if len(g) > 1]
+    return [g for g in name_groups(merged_keys(sources)) if len(g) > 1]
 
 
 def test_every_exact_match_survives_a_narrow_pool() -> None:
