@@ -45,7 +45,7 @@ from nearsym.core.proximity import (
     SAME_FILE_SCORE,
     SAME_FOLDER_SCORE,
     directory_distance,
-    folder_score,
+    folder_scorer,
     proximity_score,
 )
 from nearsym.core.query import Query
@@ -375,6 +375,7 @@ def _order(
     open_base = os.path.basename(open_norm) if open_norm else None
     receiver_names = frozenset(n for n, _ in hints.receivers) if use_receivers else frozenset()
     folders: dict[tuple[str, str], tuple[str, float]] = {}
+    folder_near = folder_scorer(open_file) if open_file else None
     for r, symbol in ranked:
         fk = (symbol.root, symbol.path)
         f = by_file.get(fk)
@@ -398,7 +399,7 @@ def _order(
                 gk = (symbol.root, path.rpartition("/")[0])
                 g = folders.get(gk)
                 if g is None:
-                    near = folder_score(file, open_file) if open_file else 0.0
+                    near = folder_near(file) if folder_near is not None else 0.0
                     g = folders[gk] = (os.path.dirname(file), near)
                 place = (file, g[0])
                 if open_file:
