@@ -230,13 +230,17 @@ class _Retrieval:
         for s_no, c in itertools.chain.from_iterable(groups):
             runs.setdefault(s_no, []).append(self.segs[s_no].rows_owned(c))
         built = {
-            s: iter(self.index.materialize(self.segs[s], np.concatenate(r)))
-            for s, r in runs.items()
+            s_no: iter(self.index.materialize(self.segs[s_no], np.concatenate(listed)))
+            for s_no, listed in runs.items()
         }
-        sizes = {s_no: iter([len(rows) for rows in r]) for s_no, r in runs.items()}
+        sizes = {s_no: iter([len(rows) for rows in listed]) for s_no, listed in runs.items()}
         out: list[list[Symbol]] = []
         for group in groups:
-            owned = [x for s, _ in group for x in itertools.islice(built[s], next(sizes[s]))]
+            owned = [
+                symbol
+                for s_no, _ in group
+                for symbol in itertools.islice(built[s_no], next(sizes[s_no]))
+            ]
             owned.sort(key=lambda s: (s.path, s.span.line, s.span.col))
             out.append(owned)
         return out
