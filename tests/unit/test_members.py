@@ -4,6 +4,7 @@ read from a real index of files on disk, and the rank rules that use them."""
 from __future__ import annotations
 
 import os
+import tracemalloc
 from collections.abc import Collection
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from nearsym.index.store import SymbolIndex
 from nearsym.workspace.config import Config
 from nearsym.workspace.indexer import index_into
 from nearsym.workspace.members import (
+    OpenText,
     WorkspaceContext,
     identifiers_in,
     receiver_key,
@@ -280,6 +282,21 @@ def test_a_receiver_is_a_whole_identifier_not_the_tail_of_a_number_or_escape() -
     # From Go's tests and url.go: "%2Fexample.com", 0x1.EP, 0x01.e_0p.
     source = b'u := "http://%2Fexample.com"; f := 0x1.EP; g := 0x01.e_0p; a.b'
     assert receivers_in(source) == frozenset({("b", "a")})
+
+
+def test_a_buffer_typed_into_keeps_only_its_last_text() -> None:
+    # Each keystroke's text used to stay cached, up to 256 of them: a 1 MB
+    # buffer typed into could hold 256 MB.
+    texts = OpenText()
+    tracemalloc.start()
+    try:
+        for n in range(300):
+            source = b"client.get(url)\n" * 1_250 + b"# %d\n" % n  # 20 KB, a new text
+            assert ("get", "client") in texts.receivers("/w/app.py", source)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000  # a text or two and their readings, not 256 texts (5 MB)
 
 
 def test_self_and_this_are_no_receivers() -> None:

@@ -269,13 +269,15 @@ def identifiers_in(source: bytes) -> frozenset[str]:
 class OpenText:
     """What the open file's text says (its unsaved text when given):
     `receivers_in` and `identifiers_in` of it, cached by modification time
-    (or by the unsaved text)."""
+    (or by the unsaved text), one version per file: a buffer typed into
+    kept its last 256 texts alive (the soak on TypeScript's package grew
+    the server 40 MB in nine minutes)."""
 
     MAX_BYTES = 2_000_000
     """A larger open file is not read (generated code)."""
 
     def __init__(self) -> None:
-        self._answers: dict[tuple[str, float], _Read] = {}
+        self._answers: dict[str, tuple[float, _Read]] = {}
 
     def _read(self, open_file: str | None, source: bytes | None) -> _Read:
         if open_file is None:
@@ -284,20 +286,21 @@ class OpenText:
             stamp = os.stat(open_file).st_mtime if source is None else -float(hash(source))
         except OSError:
             return _NOTHING
-        key = (open_file, stamp)
-        found = self._answers.get(key)
-        if found is None:
-            if len(self._answers) > MAX_CACHED:
-                self._answers.clear()
-            text = source
-            if text is None:
-                try:  # regular files only: a FIFO named as the open file would block
-                    text = read_regular(open_file, self.MAX_BYTES)[0]
-                except (OSError, SkippedFile):
-                    text = b""
-            if len(text) > self.MAX_BYTES:
+        held = self._answers.get(open_file)
+        if held is not None and held[0] == stamp:
+            return held[1]
+        if held is None and len(self._answers) >= MAX_CACHED:
+            self._answers.clear()
+        text = source
+        if text is None:
+            try:  # regular files only: a FIFO named as the open file would block
+                text = read_regular(open_file, self.MAX_BYTES)[0]
+            except (OSError, SkippedFile):
                 text = b""
-            found = self._answers[key] = _Read(text)
+        if len(text) > self.MAX_BYTES:
+            text = b""
+        found = _Read(text)
+        self._answers[open_file] = (stamp, found)
         return found
 
     def receivers(
