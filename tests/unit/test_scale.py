@@ -708,6 +708,19 @@ def _near_and_far_snapshotted(tmp_path: Path, files: int) -> tuple[Path, str, fl
     return root, cache_dir, old
 
 
+def _parses_recorded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files the indexer parses from now on, in order."""
+    parsed: list[str] = []
+    real = indexer_module.parse_one
+
+    def recording(path: str, rel: str, language: str, limit: int) -> Parsed:
+        parsed.append(rel)
+        return real(path, rel, language, limit)
+
+    monkeypatch.setattr(indexer_module, "parse_one", recording)
+    return parsed
+
+
 def _restart_near(root: Path, cache_dir: str) -> tuple[SymbolIndex, ColdStats]:
     """`root` indexed again from its cache, `near/m0.py` open."""
     restarted = SymbolIndex(str(root))
@@ -733,14 +746,7 @@ def test_a_restart_parses_the_open_folder_only_where_a_small_snapshot_is_stale(
     os.utime(changed, (old + 5, old + 5))
     if not small:
         monkeypatch.setattr(indexer_module, "SNAPSHOT_FIRST_BYTES", 0)
-    parsed: list[str] = []
-    real = indexer_module.parse_one
-
-    def recording(path: str, rel: str, language: str, limit: int) -> Parsed:
-        parsed.append(rel)
-        return real(path, rel, language, limit)
-
-    monkeypatch.setattr(indexer_module, "parse_one", recording)
+    parsed = _parses_recorded(monkeypatch)
     restarted, _ = _restart_near(root, cache_dir)
     names = {s.name for s in restarted.all_symbols()}
     assert {"near_0", "near_changed", "far_5"} <= names and "near_3" not in names
@@ -794,14 +800,7 @@ def test_a_restart_does_not_read_again_the_files_the_snapshot_knows_it_skipped(
     for path in root.iterdir():
         os.utime(path, (old, old))
     cache_dir = str(tmp_path / "cache")
-    parsed: list[str] = []
-    real = indexer_module.parse_one
-
-    def recording(path: str, rel: str, language: str, limit: int) -> Parsed:
-        parsed.append(rel)
-        return real(path, rel, language, limit)
-
-    monkeypatch.setattr(indexer_module, "parse_one", recording)
+    parsed = _parses_recorded(monkeypatch)
 
     def start() -> tuple[SymbolIndex, ColdStats]:
         parsed.clear()
