@@ -531,6 +531,79 @@ def test_trigram_lists_built_in_slices_match_one_pass(
     assert got == want
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_packed_trigram_lists_unpack_to_the_lists_packed(seed: int) -> None:
+    """`unpack_trigrams` gives back what `pack_trigrams` packed: long dense
+    lists (16-bit gaps), lists with gaps of 65,536 and more (kept aside),
+    sparse lists (32-bit), lists of one entry, in any mix."""
+    from nearsym.index import encoding
+
+    rng = np.random.default_rng(seed)
+    codes = np.sort(rng.choice(1 << 24, size=300, replace=False)).astype(np.uint32)
+    lists = []
+    for _ in codes:
+        shape = rng.integers(4)
+        if shape == 0:  # dense
+            ids = rng.choice(5_000, size=rng.integers(1, 2_000), replace=False)
+        elif shape == 1:  # dense with far jumps
+            ids = np.concatenate(
+                [rng.choice(3_000, 500, replace=False) + k * 200_000 for k in range(4)]
+            )
+        elif shape == 2:  # sparse
+            ids = rng.choice(4_000_000, size=rng.integers(1, 6), replace=False)
+        else:
+            ids = rng.integers(4_000_000, size=1)
+        lists.append(np.unique(ids).astype(np.uint32))
+    bounds = np.zeros(len(codes) + 1, dtype=np.int64)
+    np.cumsum([len(x) for x in lists], out=bounds[1:])
+    entries = np.concatenate(lists)
+    packed = encoding.pack_trigrams(codes, bounds, entries)
+    assert packed[1].any() and not packed[1].all() and len(packed[7])  # every layout
+    got = encoding.unpack_trigrams(*packed)
+    for want, have in zip((codes, bounds, entries), got, strict=True):
+        assert np.array_equal(want, have)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_merged_segment_equals_one_built_from_its_live_files(seed: int) -> None:
+    """Merging segments (dead files among them, names shared between them,
+    the trigram lists merged from the segments' own) gives, column for
+    column, the segment built from the live files' rows in path order."""
+    from nearsym.index.build import batch_from_files, from_batch, merge
+
+    rng = random.Random(seed)
+    files: list[tuple[int, FileDefs]] = []
+    for fid in range(40):
+        rows = [
+            sym(
+                rng.choice(
+                    [_words(rng), _words(rng).upper(), "ünï_" + _words(rng), "abababab", "x"]
+                ),
+                f"f{fid:02}.c",
+                i,
+                rng.choice(["", "Cart", "pkg.Cart"]),
+            )
+            for i in range(rng.randint(0, 60))
+        ]
+        files.append((fid, FileDefs.from_symbols("c", rows)))
+    order = list(range(40))
+    rng.shuffle(order)
+    parts = [order[k : k + 8] for k in range(0, 40, 8)]
+    segments = [from_batch(batch_from_files([files[f] for f in sorted(p)])) for p in parts]
+    dead = set(rng.sample(range(40), 10))
+    for seg in segments:
+        for fid in seg.file_ids.tolist():
+            if fid in dead:
+                seg.kill(fid)
+    merged = merge(segments, [f"f{fid:02}.c" for fid in range(40)])
+    fresh = from_batch(batch_from_files([f for f in files if f[0] not in dead]))
+    want = fresh.to_bytes(fresh.alive)
+    have = merged.to_bytes(merged.alive)
+    assert have.keys() == want.keys()
+    assert [k for k in want if have[k] != want[k]] == []
+    assert merged.file_ids.tolist() == fresh.file_ids.tolist()
+
+
 def test_initials_codes_follow_the_word_start_rules() -> None:
     """The packed initials of every name of a blob, read byte by byte by
     vectorised rules, equal the rules applied name by name."""

@@ -12,23 +12,27 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from nearsym.core.filedefs import FileDefs
 from nearsym.index.encoding import (
+    MISSING,
     U8,
     U16,
     U32,
     initials,
     joined,
     masks_of,
+    merged_trigrams,
     pack_starts,
     pack_trigrams,
     ranges,
     sorted_unique,
     trigrams,
+    unpack_trigrams,
 )
 from nearsym.index.filetable import Paths
 from nearsym.index.segment import Segment
@@ -81,12 +85,14 @@ def build(
     *,
     lowers: list[str] | None = None,
     spelling: bytes | None = None,
+    trigram_lists: tuple[Any, ...] | None = None,
 ) -> Segment:
     """The segment of rows in file order: per row its entry and container
     (ids into `entries` and `containers`), span and kind; per file its id,
     language and row count. `entries` sorted by (lower-cased, original),
-    no newlines in them; their lower-cased forms and `spelling_codes`, when
-    the caller has them already (a merge does)."""
+    no newlines in them; their lower-cased forms, `spelling_codes` and
+    packed trigram lists, when the caller has them already (a merge
+    does)."""
     cont = row_cont
     # Containers and languages as a blob and codes, not Python objects:
     # millions of long-lived small objects would pin the allocator's
@@ -153,7 +159,7 @@ def build(
         tri32,
         tri_big,
         tri_big_off,
-    ) = pack_trigrams(*trigrams(low))
+    ) = trigram_lists if trigram_lists is not None else pack_trigrams(*trigrams(low))
     # Entries shortest first, for tiers read in that order a chunk at a
     # time; trigram numbers by their last two bytes, for three-byte
     # queries at odd offsets.
@@ -250,6 +256,29 @@ def build(
     )
 
 
+def merged_trigram_index(
+    segments: Sequence[Segment], remaps: Sequence[NDArray[np.uint32]]
+) -> tuple[Any, ...]:
+    """The packed trigram lists of a merge's entries (`pack_trigrams`), from
+    its segments' own lists and their maps to the merged entries (see
+    `merged_entries`)."""
+    own = [
+        unpack_trigrams(
+            seg.tri_codes,
+            seg.tri_small,
+            seg.tri_base,
+            seg.tri_off,
+            seg.tri_len,
+            seg.tri16,
+            seg.tri32,
+            seg.tri_big,
+            seg.tri_big_off,
+        )
+        for seg in segments
+    ]
+    return pack_trigrams(*merged_trigrams(own, remaps))
+
+
 def spelling_codes(entries: Sequence[str], lowers: Sequence[str]) -> bytes:
     """Per entry how it is spelled against its lower-cased key: 0 as the
     key, 1 all capitals (C macros), 2 a capital first, 3 otherwise (the
@@ -272,8 +301,8 @@ def merged_entries(
 ) -> tuple[list[str], list[str], bytes, list[NDArray[np.uint32]]]:
     """The distinct names of the live rows of `segments` sorted by
     (lower-cased, original), their lower-cased keys and spelling codes, and
-    per segment a map from its entry ids to theirs (0 for an entry no live
-    row holds).
+    per segment a map from its entry ids to theirs (`MISSING` for an entry
+    no live row holds).
 
     Each segment's keys are sorted already, so a stable sort of their
     concatenation by key alone merges runs (a fraction of a second for the
@@ -301,7 +330,7 @@ def merged_entries(
         kind_parts.append(seg.case_kind[used])
         bounds.append(len(lows))
     n = len(lows)
-    remaps = [np.zeros(len(seg.lo_off) - 1, dtype=U32) for seg in segments]
+    remaps = [np.full(len(seg.lo_off) - 1, MISSING, dtype=U32) for seg in segments]
     if not n:
         return [], [], b"", remaps
     order = np.fromiter(sorted(range(n), key=lows.__getitem__), dtype=np.int64, count=n)
@@ -394,7 +423,8 @@ def from_batch(batch: RowBatch) -> Segment:
 def merge(segments: Sequence[Segment], path_of: Paths) -> Segment:
     """One segment holding the live files of `segments`, files in path
     order. Rows are moved as columns; only distinct names and containers
-    are touched one by one."""
+    are touched one by one, and the trigram lists are the segments' own,
+    renumbered and merged (`merged_trigram_index`)."""
     files: list[tuple[str, int, int]] = []  # (path, segment number, file position)
     for s_no, seg in enumerate(segments):
         for pos in np.flatnonzero(seg.alive).tolist():
@@ -465,4 +495,5 @@ def merge(segments: Sequence[Segment], path_of: Paths) -> Segment:
         f_count.tolist(),
         lowers=lowers,
         spelling=spelling,
+        trigram_lists=merged_trigram_index(segments, remap_e),
     )

@@ -18,6 +18,8 @@ Every function here is vectorised: none loops in Python over names or rows.
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -85,7 +87,8 @@ def trigrams(
     low: NDArray[np.uint8],
 ) -> tuple[NDArray[np.uint32], NDArray[np.int64], NDArray[np.uint32]]:
     """For each trigram code in the blob, the sorted entries holding it at
-    an even offset.
+    an even offset: the codes, each code's first place in the entries and
+    the count last, and the entries.
 
     Only trigrams at even offsets in their name are kept: any four or more
     characters hold one there (see `Segment.containing`), at half the memory. The
@@ -99,7 +102,9 @@ def trigrams(
     lengths = np.diff(seps) - 1
     # Name i holds trigrams at its even offsets 0, 2, ... up to length - 3.
     held = np.where(lengths >= 3, (lengths - 3) // 2 + 1, 0)
-    pieces: list[NDArray[np.uint64]] = []
+    # Pairs (code << 32 | entry), written in place: no concatenation.
+    pairs = np.empty(int(held.sum()), dtype=U64)
+    done = 0
     step = max(1, names * TRIGRAM_SLICE // max(1, len(low)))
     for first in range(0, names, step):
         last = min(names, first + step)
@@ -115,16 +120,59 @@ def trigrams(
         codes = low[at].astype(U32) << 16
         codes |= low[at + 1].astype(U32) << 8
         codes |= low[at + 2]
-        entry = np.repeat(np.arange(first, last, dtype=U64), counts)
-        pieces.append((codes.astype(U64) << U64(32)) | entry)
-    pairs = np.concatenate(pieces) if pieces else np.zeros(0, U64)
-    del pieces
+        out = pairs[done : done + total]
+        np.left_shift(codes, U64(32), out=out, dtype=U64)
+        out |= np.repeat(np.arange(first, last, dtype=U64), counts)
+        done += total
     pairs.sort()
+    return _lists(pairs)
+
+
+MISSING = np.iinfo(U32).max
+"""In a merge's map from a part's entries to the merged ones: an entry
+the merge drops (no live row holds it)."""
+
+
+def merged_trigrams(
+    lists: Sequence[tuple[NDArray[np.uint32], NDArray[np.int64], NDArray[np.uint32]]],
+    remaps: Sequence[NDArray[np.uint32]],
+) -> tuple[NDArray[np.uint32], NDArray[np.int64], NDArray[np.uint32]]:
+    """`trigrams` of a merge's entries, from each part's own (`trigrams` of
+    its blob) and its map to the merged entries (`MISSING` for one
+    dropped). A map keeps its part's order, so each part's pairs stay
+    sorted, and one stable sort merges those runs: 0.5 s for 16 runs of
+    1.75 million pairs, where sorting them unordered takes 2.3 s. The
+    Linux kernel's final merge (16 segments, 28 million pairs) built its
+    lists in 4.4 s from the names, 1.4 s this way."""
+    kept: list[NDArray[np.bool_]] = []
+    ids: list[NDArray[np.uint32]] = []
+    for (_, _, entries), remap in zip(lists, remaps, strict=True):
+        ids.append(remap[entries])
+        kept.append(ids[-1] != MISSING)
+    pairs = np.empty(sum(int(k.sum()) for k in kept), dtype=U64)
+    done = 0
+    for (codes, bounds, _), new, keep in zip(lists, ids, kept, strict=True):
+        out = pairs[done : done + int(keep.sum())]
+        np.left_shift(np.repeat(codes, np.diff(bounds))[keep], U64(32), out=out, dtype=U64)
+        out |= new[keep]
+        done += len(out)
+    del ids, kept
+    pairs.sort(kind="stable")
+    return _lists(pairs)
+
+
+def _lists(
+    pairs: NDArray[np.uint64],
+) -> tuple[NDArray[np.uint32], NDArray[np.int64], NDArray[np.uint32]]:
+    """Sorted (code << 32 | entry) pairs as `trigrams` gives them, once
+    each."""
     if len(pairs):
         pairs = pairs[np.concatenate(([True], pairs[1:] != pairs[:-1]))]
-    tri = (pairs >> U64(32)).astype(U32)
-    entries = (pairs & U64(0xFFFFFFFF)).astype(U32)
-    del pairs
+    halves = pairs.view(U32).reshape(-1, 2)  # each pair's two 32-bit words
+    low_word = 0 if sys.byteorder == "little" else 1
+    entries = np.ascontiguousarray(halves[:, low_word])
+    tri = np.ascontiguousarray(halves[:, 1 - low_word])
+    del pairs, halves
     if len(tri) == 0:
         return np.zeros(0, U32), np.zeros(1, np.int64), entries
     first_of = np.flatnonzero(np.concatenate(([True], tri[1:] != tri[:-1])))
@@ -300,6 +348,47 @@ def pack_trigrams(
     big_off = np.concatenate(([0], np.cumsum(np.where(small, escapes, 0))[:-1])).astype(U32)
     base = entries[start[:-1]]
     return codes, small.astype(U8), base, off, counts.astype(U32), tri16, tri32, big, big_off
+
+
+def unpack_trigrams(
+    codes: NDArray[np.uint32],
+    small: NDArray[np.uint8],
+    base: NDArray[np.uint32],
+    off: NDArray[np.uint32],
+    counts: NDArray[np.uint32],
+    tri16: NDArray[np.uint16],
+    tri32: NDArray[np.uint32],
+    big: NDArray[np.uint32],
+    big_off: NDArray[np.uint32],
+) -> tuple[NDArray[np.uint32], NDArray[np.int64], NDArray[np.uint32]]:
+    """The lists `pack_trigrams` packed, as `trigrams` gave them. Both
+    kinds of list lie in code order: the 32-bit ones whole in `tri32`, the
+    16-bit ones as their gaps in `tri16` (a 0 for each gap kept in `big`)."""
+    del off, big_off  # each list's place follows from the lengths
+    lengths = counts.astype(np.int64)
+    bounds = np.zeros(len(codes) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=bounds[1:])
+    entries = np.empty(int(bounds[-1]), dtype=U32)
+    packed = small.astype(bool)
+    member = np.repeat(packed, lengths)
+    entries[~member] = tri32
+    # A 16-bit list: its base, then its gaps; each entry is the sum of those
+    # before it in its list, the cumulative sum less the sums of the lists
+    # before.
+    n = lengths[packed]
+    head = np.zeros(len(n), dtype=np.int64)
+    np.cumsum(n[:-1], out=head[1:])
+    steps = np.empty(int(n.sum()), dtype=np.int64)
+    gap = np.ones(len(steps), dtype=bool)
+    gap[head] = False
+    gaps = tri16.astype(np.int64)
+    gaps[gaps == 0] = big
+    steps[gap] = gaps
+    steps[head] = base[packed]
+    total = np.cumsum(steps)
+    total -= np.repeat(total[head] - steps[head], n)
+    entries[member] = total
+    return codes, bounds, entries
 
 
 def pack_starts(starts: NDArray[np.int64]) -> tuple[Any, ...]:
