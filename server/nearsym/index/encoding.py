@@ -327,18 +327,26 @@ def pack_trigrams(
     if t == 0:
         z32 = np.zeros(0, U32)
         return codes, np.zeros(0, U8), z32, z32, z32, np.zeros(0, U16), z32, z32, z32
-    gaps = np.zeros(len(entries), dtype=np.int64)
-    gaps[1:] = entries[1:].astype(np.int64) - entries[:-1]
-    first = np.zeros(len(entries), dtype=bool)
-    first[start[:-1]] = True
-    gaps[first] = 0  # a list's first entry is its base, not a gap
+    # 32-bit gaps: within a list they are positive and fit; from one list
+    # to the next they wrap, and are the list's base anyway.
+    gaps = np.empty(len(entries), dtype=U32)
+    gaps[:1] = 0
+    np.subtract(entries[1:], entries[:-1], out=gaps[1:])
+    gaps[start[:-1]] = 0  # a list's first entry is its base, not a gap
     wide = gaps >= 65536
     escapes = np.add.reduceat(wide, start[:-1]) if len(entries) else np.zeros(t, np.int64)
     small = 2 * (counts - 1) + 4 * escapes < 4 * counts
     member = np.repeat(small, counts)
-    narrow = member & ~first
-    tri16 = np.where(wide, 0, gaps)[narrow].astype(U16)
-    big = gaps[narrow & wide].astype(U32)
+    del wide
+    narrow = member.copy()
+    narrow[start[:-1]] = False
+    packed = gaps[narrow]
+    del gaps, narrow
+    far = packed >= 65536
+    big = packed[far]
+    packed[far] = 0
+    tri16 = packed.astype(U16)
+    del packed, far
     tri32 = entries[~member]
     len16 = np.where(small, counts - 1, 0)
     len32 = np.where(small, 0, counts)
@@ -375,17 +383,20 @@ def unpack_trigrams(
     # A 16-bit list: its base, then its gaps; each entry is the sum of those
     # before it in its list, the cumulative sum less the sums of the lists
     # before.
+    # 32-bit sums wrap past the lists before, but each list's own sums
+    # fit, so the differences are exact.
     n = lengths[packed]
     head = np.zeros(len(n), dtype=np.int64)
     np.cumsum(n[:-1], out=head[1:])
-    steps = np.empty(int(n.sum()), dtype=np.int64)
+    steps = np.empty(int(n.sum()), dtype=U32)
     gap = np.ones(len(steps), dtype=bool)
     gap[head] = False
-    gaps = tri16.astype(np.int64)
+    gaps = tri16.astype(U32)
     gaps[gaps == 0] = big
     steps[gap] = gaps
+    del gap, gaps
     steps[head] = base[packed]
-    total = np.cumsum(steps)
+    total = np.cumsum(steps, dtype=U32)
     total -= np.repeat(total[head] - steps[head], n)
     entries[member] = total
     return codes, bounds, entries
