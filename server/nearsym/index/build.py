@@ -113,7 +113,7 @@ def build(
     live_rows = len(row_entry)
 
     if lowers is None:
-        lowers = [e.lower() for e in entries]
+        lowers = list(map(str.lower, entries))
     lower = joined(lowers)
     low = np.frombuffer(lower, dtype=U8)
     lo_off = np.flatnonzero(low == 10).astype(U32)
@@ -416,19 +416,22 @@ def merged_entries(
 
 def from_batch(batch: RowBatch) -> Segment:
     """The segment of a batch of files' rows."""
+    # Built-ins mapped over the lists, not generators: a batch's rows are
+    # hundreds of thousands, and this runs in the server during a cold
+    # index, beside the workers.
     names = batch.names
-    if any("\n" in n for n in names):
+    if "\n" in "".join(names):
         names = [n.replace("\n", " ") for n in names]
     entries = sorted(set(names))
     entries.sort(key=str.lower)
-    ids = {e: i for i, e in enumerate(entries)}
-    row_entry = np.fromiter((ids[n] for n in names), dtype=U32, count=len(names))
+    ids = dict(zip(entries, range(len(entries)), strict=True))
+    row_entry = np.fromiter(map(ids.__getitem__, names), dtype=U32, count=len(names))
     owners = batch.containers
-    if any("\n" in c for c in owners):
+    if "\n" in "".join(owners):
         owners = [c.replace("\n", " ") for c in owners]
     containers = sorted(set(owners))
-    cids = {c: i for i, c in enumerate(containers)}
-    row_cont = np.fromiter((cids[c] for c in owners), dtype=U32, count=len(names))
+    cids = dict(zip(containers, range(len(containers)), strict=True))
+    row_cont = np.fromiter(map(cids.__getitem__, owners), dtype=U32, count=len(names))
     return build(
         entries,
         row_entry,
