@@ -564,11 +564,12 @@ def test_packed_trigram_lists_unpack_to_the_lists_packed(seed: int) -> None:
         assert np.array_equal(want, have)
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_a_merged_segment_equals_one_built_from_its_live_files(seed: int) -> None:
+@pytest.mark.parametrize(("seed", "aside"), [(0, False), (1, False), (2, True), (3, True)])
+def test_a_merged_segment_equals_one_built_from_its_live_files(seed: int, aside: bool) -> None:
     """Merging segments (dead files among them, names shared between them,
-    the trigram lists merged from the segments' own) gives, column for
-    column, the segment built from the live files' rows in path order."""
+    the trigram lists merged from the segments' own, here or on a thread
+    aside) gives, column for column, the segment built from the live
+    files' rows in path order."""
     from nearsym.index.build import batch_from_files, from_batch, merge
 
     rng = random.Random(seed)
@@ -595,7 +596,7 @@ def test_a_merged_segment_equals_one_built_from_its_live_files(seed: int) -> Non
         for fid in seg.file_ids.tolist():
             if fid in dead:
                 seg.kill(fid)
-    merged = merge(segments, [f"f{fid:02}.c" for fid in range(40)])
+    merged = merge(segments, [f"f{fid:02}.c" for fid in range(40)], aside=aside)
     fresh = from_batch(batch_from_files([f for f in files if f[0] not in dead]))
     want = fresh.to_bytes(fresh.alive)
     have = merged.to_bytes(merged.alive)

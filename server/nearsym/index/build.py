@@ -10,7 +10,10 @@ keys can be bisected.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,15 +89,16 @@ def build(
     *,
     lowers: list[str] | None = None,
     spelling: bytes | None = None,
-    trigram_lists: tuple[Any, ...] | None = None,
+    trigram_lists: Callable[[], tuple[Any, ...]] | None = None,
     initials_index: tuple[NDArray[np.uint32], NDArray[np.uint32]] | None = None,
 ) -> Segment:
     """The segment of rows in file order: per row its entry and container
     (ids into `entries` and `containers`), span and kind; per file its id,
     language and row count. `entries` sorted by (lower-cased, original),
     no newlines in them; their lower-cased forms, `spelling_codes`, packed
-    trigram lists and initials index (`ini_codes`, `ini_ids`), when the
-    caller has them already (a merge does)."""
+    trigram lists (a function giving them, asked last: a merge computes
+    them on another thread) and initials index (`ini_codes`, `ini_ids`),
+    when the caller has them already (a merge does)."""
     cont = row_cont
     # Containers and languages as a blob and codes, not Python objects:
     # millions of long-lived small objects would pin the allocator's
@@ -151,25 +155,12 @@ def build(
     np.cumsum(counts, out=post_start[1:])
     post_base, post_local = pack_starts(post_start)
     del post_start
-    (
-        tri_codes,
-        tri_small,
-        tri_base,
-        tri_off,
-        tri_len,
-        tri16,
-        tri32,
-        tri_big,
-        tri_big_off,
-    ) = trigram_lists if trigram_lists is not None else pack_trigrams(*trigrams(low))
     # Entries shortest first, for tiers read in that order a chunk at a
-    # time; trigram numbers by their last two bytes, for three-byte
-    # queries at odd offsets.
+    # time.
     by_length = np.argsort(lengths, kind="stable").astype(U32)
     # The masks are only ever scanned in that order: store them so, and
     # a scan reads memory front to back.
     masks = masks[by_length]
-    tri_suffix_order = np.argsort(tri_codes & U32(0xFFFF), kind="stable").astype(U32)
     # Word initials of the names of two words or more (`AC` reaches
     # `AsyncClient`); a name of one word is reached by its prefix.
     if initials_index is None:
@@ -181,7 +172,6 @@ def build(
         del codes, numbers, several, ini_order
     else:
         ini_codes, ini_ids = initials_index
-    tri_suffix = (tri_codes[tri_suffix_order] & U32(0xFFFF)).astype(U32)
     # Containers: lower-cased, masks, and their rows, for the owner tier
     # (`SyncQueue` reaches `SyncQueue.push`). Rows without a container
     # are not listed.
@@ -208,6 +198,21 @@ def build(
         cont_ids = owners.astype(U32)
     else:
         cont_rows = cont_ids = np.zeros(0, dtype=U32)
+    (
+        tri_codes,
+        tri_small,
+        tri_base,
+        tri_off,
+        tri_len,
+        tri16,
+        tri32,
+        tri_big,
+        tri_big_off,
+    ) = trigram_lists() if trigram_lists is not None else pack_trigrams(*trigrams(low))
+    # Trigram numbers by their last two bytes, for three-byte queries at
+    # odd offsets.
+    tri_suffix_order = np.argsort(tri_codes & U32(0xFFFF), kind="stable").astype(U32)
+    tri_suffix = (tri_codes[tri_suffix_order] & U32(0xFFFF)).astype(U32)
     return Segment(
         entry=row_entry,
         cont=cont,
@@ -445,11 +450,23 @@ def from_batch(batch: RowBatch) -> Segment:
     )
 
 
-def merge(segments: Sequence[Segment], path_of: Paths) -> Segment:
+def merge(segments: Sequence[Segment], path_of: Paths, aside: bool = False) -> Segment:
     """One segment holding the live files of `segments`, files in path
     order. Rows are moved as columns; only distinct names and containers
     are touched one by one, and the trigram lists are the segments' own,
-    renumbered and merged (`merged_trigram_index`)."""
+    renumbered and merged (`merged_trigram_index`).
+
+    With `aside`, the trigram lists are merged on a thread of their own
+    while the rest is built (numpy lets go of the interpreter lock in its
+    loops and sorts): for a worker whose neighbour core is idle, as in a
+    cold index's final merge (`pool.merge_segments`)."""
+    with ThreadPoolExecutor(1, "nearsym-merge") if aside else nullcontext() as thread:
+        return _merge(segments, path_of, thread)
+
+
+def _merge(
+    segments: Sequence[Segment], path_of: Paths, thread: ThreadPoolExecutor | None
+) -> Segment:
     files: list[tuple[str, int, int]] = []  # (path, segment number, file position)
     for s_no, seg in enumerate(segments):
         for pos in np.flatnonzero(seg.alive).tolist():
@@ -458,6 +475,11 @@ def merge(segments: Sequence[Segment], path_of: Paths) -> Segment:
                 files.append((path, s_no, pos))
     files.sort()
     entries, lowers, spelling, remap_e = merged_entries(segments)
+    tri: Callable[[], tuple[Any, ...]]
+    if thread is not None:
+        tri = thread.submit(merged_trigram_index, segments, remap_e).result
+    else:
+        tri = functools.partial(merged_trigram_index, segments, remap_e)
     containers_set: set[str] = set()
     container_lists: list[list[str]] = []
     for seg in segments:
@@ -520,6 +542,6 @@ def merge(segments: Sequence[Segment], path_of: Paths) -> Segment:
         f_count.tolist(),
         lowers=lowers,
         spelling=spelling,
-        trigram_lists=merged_trigram_index(segments, remap_e),
+        trigram_lists=tri,
         initials_index=merged_initials(segments, remap_e),
     )

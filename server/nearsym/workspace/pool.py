@@ -97,7 +97,7 @@ def merge_segments(inputs: MergeInput) -> tuple[dict[str, bytes], list[str]]:
         first = len(paths)
         paths.extend(names)
         segments.append(Segment.from_parts(parts, list(range(first, len(paths)))))
-    merged = build.merge(segments, paths)
+    merged = build.merge(segments, paths, aside=True)
     del segments
     return merged.to_bytes(merged.alive), [paths[f] for f in merged.file_ids.tolist()]
 
