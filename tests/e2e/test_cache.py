@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import sysconfig
 from pathlib import Path
 from typing import Any
 
@@ -73,3 +74,93 @@ async def test_restart_loads_from_the_cache(
     third, after = await _index_once(root)
     assert "(0 files from the cache)" in third
     assert after == rows
+
+
+STDLIB_PACKAGES = ("asyncio", "email", "json", "logging", "concurrent", "xml", "http", "unittest")
+"""Real code for a snapshot larger than a handful of files: the server
+reads it in tens of milliseconds, far longer than a query on an empty
+index takes."""
+
+
+def _stdlib_tree(root: Path) -> None:
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    for package in STDLIB_PACKAGES:
+        shutil.copytree(
+            stdlib / package, root / package, ignore=shutil.ignore_patterns("__pycache__", "test*")
+        )
+
+
+async def _restart_and_ask(root: Path, query: str, open_file: Path) -> list[str]:
+    """A restarted server's answer to the query an editor sends right after
+    `initialized` and `didOpen`, in the same write as them."""
+    client = await RawClient.start()
+    try:
+        await client.request(
+            "initialize",
+            {
+                "processId": None,
+                "rootUri": root.as_uri(),
+                "workspaceFolders": [{"uri": root.as_uri(), "name": "ws"}],
+                "capabilities": {},
+            },
+        )
+        client.notify("initialized", {})
+        client.notify(
+            "textDocument/didOpen",
+            {
+                "textDocument": {
+                    "uri": open_file.as_uri(),
+                    "languageId": "python",
+                    "version": 1,
+                    "text": open_file.read_text(),
+                }
+            },
+        )
+        reply = await client.request("workspace/symbol", {"query": query})
+        return [r["location"]["uri"] for r in reply["result"]]
+    finally:
+        await client.close()
+
+
+@pytest.mark.asyncio
+async def test_a_restart_answers_its_first_query_from_the_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The query that comes before the snapshot is read waits for it
+    (`server.START_WAIT`), instead of answering from the empty index: an
+    editor shows that empty list until the next keystroke."""
+    root = tmp_path / "ws"
+    _stdlib_tree(root)
+    monkeypatch.setenv("NEARSYM_CACHE_DIR", str(tmp_path / "cache"))
+    first, _ = await _index_once(root)
+    assert "(0 files from the cache)" in first
+    for _ in range(100):  # the snapshot is written in the background
+        await asyncio.sleep(0.05)
+        second, _ = await _index_once(root)
+        if "(0 files from the cache)" not in second:
+            break
+    assert "(0 files from the cache)" not in second, second
+    open_file = root / "asyncio" / "tasks.py"
+    for _ in range(3):
+        uris = await _restart_and_ask(root, "BaseEventLoop", open_file)
+        assert (root / "asyncio" / "base_events.py").as_uri() in uris
+
+
+@pytest.mark.asyncio
+async def test_a_query_before_initialized_is_answered(tmp_path: Path) -> None:
+    """A client that never sends `initialized`: no index starts, and its
+    queries are answered (from nothing) after the start's wait, not held
+    for ever."""
+    root = tmp_path / "ws"
+    shutil.copytree(FIXTURE, root)
+    client = await RawClient.start()
+    try:
+        await client.request(
+            "initialize",
+            {"processId": None, "rootUri": root.as_uri(), "capabilities": {}},
+        )
+        for _ in range(2):
+            reply = await client.request("workspace/symbol", {"query": "register"})
+            assert reply["result"] == []
+    finally:
+        await client.close()

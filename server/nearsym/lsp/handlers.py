@@ -56,7 +56,9 @@ async def workspace_symbol(
       its folder's, outward); with no open file known, in path order.
     - The open file is the params' `textDocument` when present, else the
       inferred focus; with none known, the name alone ranks.
-    - During indexing: answers from what is indexed so far.
+    - During indexing: answers from what is indexed so far. Before the
+      start's index has anything (a restart's snapshot being read), the
+      start's queries wait for it, up to `START_WAIT` in all.
     - Edits and file events sent before it are waited for, up to
       `SETTLE_WAIT` (a small buffer just opened, up to `OPEN_WAIT`: nothing
       else gives its symbols); a re-walk (a `.gitignore` saved) or a large buffer's

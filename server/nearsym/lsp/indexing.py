@@ -12,6 +12,7 @@ ends.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import threading
@@ -76,6 +77,10 @@ class Indexing:
         (settings changed twice in a row)."""
         self.indexed = asyncio.Event()
         """Set once the first cold index has ended."""
+        self.searchable = asyncio.Event()
+        """Set once the first cold index has anything to answer from (a
+        restart's snapshot installed, the open file's first files parsed),
+        or has ended."""
         self.workers = Workers()
         """The indexing process pool, started on the first cold index."""
         self.caches: dict[tuple[str, str], Cache] = {}
@@ -174,6 +179,7 @@ class Indexing:
                         progress=report,
                         walk_gate=None if ns.dependency else self.watch_ready,
                         walker=walk_dependency if ns.dependency else None,
+                        searchable=functools.partial(_set_from_thread, loop, self.searchable),
                     )
                     return stats, cache
 
@@ -208,6 +214,7 @@ class Indexing:
             log.info(summary)
             await asyncio.wait({beginning}, timeout=TOKEN_WAIT)
         finally:
+            self.searchable.set()  # whatever ended the index
             if not beginning.done():
                 beginning.cancel()  # the token not taken (yet): no progress shown
             elif begun[0] is not None:  # begun: ended, whatever ended the index
@@ -307,3 +314,9 @@ def no_focus() -> str | None:
 def _supports_progress(capabilities: types.ClientCapabilities) -> bool:
     window = capabilities.window
     return bool(window and window.work_done_progress)
+
+
+def _set_from_thread(loop: asyncio.AbstractEventLoop, event: asyncio.Event) -> None:
+    """Set `event` of `loop` from another thread (not once the loop is closed)."""
+    with contextlib.suppress(RuntimeError):  # the loop has ended: the process is exiting
+        loop.call_soon_threadsafe(event.set)

@@ -71,6 +71,14 @@ whose symbols nothing else gives: the first parse of a language also loads
 its grammar (12 ms here), which a loaded machine stretched past
 `SETTLE_WAIT` (213 ms seen with three other processes busy), and the
 first answer then missed the file just opened."""
+START_WAIT = 0.5
+"""Longest the queries of a start wait, in all, for its index to have
+anything to answer from (`Indexing.searchable`): a restart's snapshot
+installed (Go's library: 60-100 ms after `initialized`), a cold index's
+first files parsed near the open file. An answer from the empty index
+was an empty list, which an editor shows until the next keystroke, and
+its ranking hints (the open file's imports and classes, 50-90 ms of the
+interpreter on Go's library) took turns with the snapshot's read."""
 
 
 class NearsymServer(LanguageServer):
@@ -108,6 +116,8 @@ class NearsymServer(LanguageServer):
         self.outside = Outside(self.live, self.indexing, self.watching, self.spawn)
         self._warming: asyncio.TimerHandle | None = None
         self._trimming: asyncio.TimerHandle | None = None
+        self._start_deadline: float | None = None
+        """When the start's queries stop waiting for the index (`START_WAIT`)."""
 
     def observe(self, data: dict[str, Any]) -> None:
         """Read what a raw message says about the open file; when the focus
@@ -163,9 +173,10 @@ class NearsymServer(LanguageServer):
         _hold(change, waiting, "applying a change failed", self._quiet_later)
 
     async def settle(self) -> None:
-        """Before a query: start every pending buffer reparse, and wait for
-        the changes that came before it until each is `SETTLE_WAIT` old (a
-        small buffer just opened: `OPEN_WAIT`). A small edit is applied well
+        """Before a query: start every pending buffer reparse, wait for the
+        start's first results (`START_WAIT`), and wait for the changes that
+        came before it until each is `SETTLE_WAIT` old (a small buffer just
+        opened: `OPEN_WAIT`). A small edit is applied well
         within that, so the answer reflects it; a re-walk or a large
         buffer's parse is not waited for past it (the answer then comes from
         the index as it stands, being updated). Every query during a
@@ -173,6 +184,7 @@ class NearsymServer(LanguageServer):
         `SETTLE_WAIT` again: 128 ms a query where 14 ms do without one."""
         self.buffers.flush()
         loop = asyncio.get_running_loop()
+        await self._first_results(loop)
         for waiting, longest in ((self.changes, SETTLE_WAIT), (self.opening, OPEN_WAIT)):
             start = loop.time()
             until = {f: self._since.get(f, start) + longest for f in waiting}
@@ -182,6 +194,23 @@ class NearsymServer(LanguageServer):
                 if not young:
                     break
                 await asyncio.wait(young, timeout=min(until[f] for f in young) - now)
+
+    async def _first_results(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Before the start's index has anything to answer from, wait for
+        it, until `START_WAIT` after the first query that waited: a client
+        that never sends `initialized`, or an index whose first results
+        are slow to come, delays the start's queries by that much in all."""
+        searchable = self.indexing.searchable
+        if searchable.is_set() or not self.live.namespaces:
+            return
+        if self._start_deadline is None:
+            self._start_deadline = loop.time() + START_WAIT
+        left = self._start_deadline - loop.time()
+        if left > 0:
+            try:
+                await asyncio.wait_for(searchable.wait(), left)
+            except TimeoutError:
+                log.info("answering before the index has anything to answer from")
 
     def to_lsp(self, symbol: Symbol) -> types.WorkspaceSymbol:
         return workspace_symbol(symbol, self.symbol_kinds)

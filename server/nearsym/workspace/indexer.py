@@ -223,12 +223,16 @@ def index_namespace(
     files: Iterable[SourceFile] | None = None,
     walk_gate: threading.Event | None = None,
     walker: Callable[[str, Config, WalkReport], Iterable[SourceFile]] | None = None,
+    searchable: Callable[[], None] = lambda: None,
 ) -> ColdStats:
     """Index `root` (or just `files`) into `target`; see the module note.
     With `walk_gate`, the walk waits for it (up to `GATE_SECONDS`): the
     server sets it once file changes are watched. `walker` finds the files
     instead of the workspace walk (`discover`): a dependency folder's
-    (`dependencies.walk_dependency`)."""
+    (`dependencies.walk_dependency`). `searchable` is called once the
+    first results are: the open file's first files parsed, or a restart's
+    snapshot installed (after the open file's folder where that comes
+    first)."""
     started = time.perf_counter()
     stats = ColdStats()
     done: set[str] = set()
@@ -263,6 +267,12 @@ def index_namespace(
 
     answerable = threading.Event()
     """Set once the first results are searchable (the open file's)."""
+
+    def now_searchable() -> None:
+        if not answerable.is_set():
+            answerable.set()
+            searchable()
+
     pending_store: list[tuple[str, int, int, bytes]] = []
     batch: list[tuple[SourceFile, Result]] = []
     batch_defs = 0
@@ -283,7 +293,7 @@ def index_namespace(
             stats.definitions += batch_defs
             if stats.first_batch_seconds is None:
                 stats.first_batch_seconds = time.perf_counter() - started
-                answerable.set()
+                now_searchable()
             batch, batch_defs = [], 0
             last_flush = time.perf_counter()
             if cache is not None and pending_store:
@@ -387,7 +397,7 @@ def index_namespace(
             ready = pool.warming()
             start_walk(after=answerable)
             neighbourhood(until=lambda: walk_done.is_set() and ready.is_set())
-            answerable.set()  # no open file, or nothing near it to parse
+            now_searchable()  # no open file, or nothing near it to parse
         else:
             if snapshot_bytes <= SNAPSHOT_FIRST_BYTES:
                 load_snapshot()
@@ -395,6 +405,7 @@ def index_namespace(
             else:
                 neighbourhood()
                 load_snapshot()  # after the neighbourhood: a changed file's parse wins
+            now_searchable()
             # A snapshot that could not be loaded: nearly every file is
             # parsed. With one, most files are fresh and the pool starts
             # only if enough of them changed.
@@ -408,6 +419,7 @@ def index_namespace(
         all_files = walked
     else:
         all_files = list(files)
+        now_searchable()  # what the index held before stays searchable
     stats.files = len(all_files)
     target.reserve([sf.rel for sf in all_files])
     # A file parsed near the open file and changed before the walk reached
