@@ -100,11 +100,20 @@ def _layout(files: Iterable[str]) -> _Layout:
     by_module: dict[str, list[str]] = {}
     by_folder: dict[str, list[str]] = {}
     named: list[str] = []
+    tails: dict[str, list[list[str]]] = {}
+    """Each Go folder's lists in `by_folder`, one for each of its tails:
+    made once a folder, not once a file."""
     for rel in [f for f in files if f.endswith(_RESOLVED_FILES)]:  # one test a path, in C
         if rel.endswith(".go"):
-            folder = rel.split("/")[:-1]
-            for i in range(len(folder) + 1):
-                by_folder.setdefault("/".join(folder[i:]), []).append(rel)
+            where = rel.rpartition("/")[0]
+            lists = tails.get(where)
+            if lists is None:
+                steps = where.split("/") if where else []
+                lists = tails[where] = [
+                    by_folder.setdefault("/".join(steps[i:]), []) for i in range(len(steps) + 1)
+                ]
+            for found in lists:
+                found.append(rel)
         elif rel.endswith(_PYTHON_SUFFIXES):
             named.append(rel)
             parts = rel.split("/")
