@@ -295,3 +295,67 @@ def test_a_file_whose_imports_are_not_read_makes_no_layout(
     ns[0].index.replace_file("b.py", [sym("b", "b.py")])  # a file added
     assert relations.related_files(str(tmp_path / "main.c"), ns) == frozenset()
     assert made == []
+
+
+GO_SERVER = """// Package web serves pages.
+package web
+
+/*
+#include <stdlib.h>
+*/
+import "C"
+
+import (
+	"context"
+	stdlog "log"
+	. "math"
+	_ "net/http/pprof"
+
+	"example.com/m/internal/store"
+)
+
+import "strings"
+
+type Server struct {
+	store *store.Store
+}
+
+func (s *Server) Handle(ctx context.Context, path string) error {
+	if strings.HasPrefix(path, "/import") {
+		stdlog.Printf("import %q", path)
+	}
+	for i := 0; i < 3; i++ {
+		go func() {
+			_ = Sqrt(float64(i))
+		}()
+	}
+	return nil
+}
+
+func main() {
+	s := &Server{}
+	_ = s.Handle(context.Background(), "/")
+}
+"""
+
+
+def test_go_imports_read_from_the_skimmed_tree_are_the_whole_trees() -> None:
+    """Go's imports come only at the top level: read from the tree parsed
+    without the function bodies (`_TOP_LEVEL_ONLY`), they are what the
+    whole tree gives, grouped, aliased, dot, blank and cgo imports alike."""
+    from nearsym.extract import imports
+    from nearsym.extract.folds import skimmed
+    from nearsym.extract.grammar import load_grammar, parser
+    from nearsym.extract.languages import language_named
+
+    spec = language_named("go")
+    assert spec is not None
+    source = GO_SERVER.encode()
+    whole = parser(spec).parse(source).root_node
+    folded = skimmed(source, spec)[2].root_node
+    assert folded.descendant_count < whole.descendant_count  # bodies left out
+    found = imports.extract_imports(source, spec)
+    assert found == imports._go_imports(whole, load_grammar(spec).language)
+    assert sorted(ref.module for ref in found) == [
+        "C", "context", "example.com/m/internal/store", "log", "math", "net/http/pprof", "strings",
+    ]  # fmt: skip
