@@ -93,3 +93,67 @@ def test_an_unwritable_cache_folder_still_imports(tmp_path: Path) -> None:
     blocked.write_text("")
     result = probe(str(blocked / "cache"))
     assert isinstance(result["prints"], dict) and len(result["prints"]) > 500
+
+
+CAPABILITIES = Path(__file__).resolve().parents[1] / "fixtures" / "client-capabilities"
+
+# Counts cattrs' compiles (file names "<cattrs generated ..."), structures
+# VS Code's recorded `initialize` params with pygls' converter (through the
+# stored code unless "plain"), unstructures them again, saves the stored
+# code, and prints the count and the round trip.
+CATTRS_PROBE = r"""
+import builtins, json, sys
+compiles = [0]
+real = builtins.compile
+def counting(source, filename, *args, **kwargs):
+    if str(filename).startswith("<cattrs generated"):
+        compiles[0] += 1
+    return real(source, filename, *args, **kwargs)
+builtins.compile = counting
+from lsprotocol import types
+from nearsym.lsp import prebuilt
+save = prebuilt.cattrs_code(sys.argv[1]) if sys.argv[1] != "plain" else (lambda: None)
+from pygls.protocol import default_converter
+converter = default_converter()
+params = json.load(open(sys.argv[2]))
+params.update({"processId": None, "rootUri": "file:///ws", "workspaceFolders": None})
+structured = converter.structure(params, types.InitializeParams)
+back = converter.unstructure(structured)
+save()
+print(json.dumps({"compiles": compiles[0], "back": back, "repr": repr(structured)}))
+"""
+
+
+def cattrs_probe(argument: str, capabilities: Path) -> dict[str, object]:
+    env = {**os.environ, "PYTHONPATH": SERVER}
+    done = subprocess.run(
+        [sys.executable, "-c", CATTRS_PROBE, argument, str(capabilities)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+    )
+    result: dict[str, object] = json.loads(done.stdout)
+    return result
+
+
+def test_cattrs_functions_come_from_stored_code_at_the_next_start(tmp_path: Path) -> None:
+    """An editor's capabilities structured and unstructured at one start
+    compile nothing at the next, and give the same objects as plain
+    cattrs does; a damaged file is compiled again."""
+    vscode = CAPABILITIES / "vscode-1.100.3-languageclient-11.0.0.json"
+    plain = cattrs_probe("plain", vscode)
+    first = cattrs_probe(str(tmp_path), vscode)
+    assert isinstance(first["compiles"], int) and first["compiles"] > 50
+    (stored,) = tmp_path.glob("cattrs-code-*.marshal")
+    second = cattrs_probe(str(tmp_path), vscode)
+    assert second["compiles"] == 0
+    assert second["back"] == first["back"] == plain["back"]
+    assert second["repr"] == plain["repr"]
+    # Another editor's capabilities add what they need; the first's stay.
+    cattrs_probe(str(tmp_path), CAPABILITIES / "emacs-28.2-eglot-1.9.json")
+    assert cattrs_probe(str(tmp_path), vscode)["compiles"] == 0
+    stored.write_bytes(b"\x00not marshal at all")
+    assert cattrs_probe(str(tmp_path), vscode)["compiles"] == first["compiles"]
+    assert cattrs_probe(str(tmp_path), vscode)["compiles"] == 0

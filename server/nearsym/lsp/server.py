@@ -118,6 +118,9 @@ class NearsymServer(LanguageServer):
         self._trimming: asyncio.TimerHandle | None = None
         self._start_deadline: float | None = None
         """When the start's queries stop waiting for the index (`START_WAIT`)."""
+        self.on_exit: list[Callable[[], None]] = []
+        """Quick writes for the next start, done at `shutdown` and `exit`
+        (`prebuilt.cattrs_code`)."""
 
     def observe(self, data: dict[str, Any]) -> None:
         """Read what a raw message says about the open file; when the focus
@@ -247,6 +250,11 @@ class NearsymServer(LanguageServer):
 
     def finish_writes(self, seconds: float) -> None:
         self.indexing.finish_writes(seconds)
+        for write in self.on_exit:
+            try:
+                write()
+            except Exception:  # what the next start reads: never this one's exit
+                log.exception("could not write what the next start reads")
 
     def _buffer_text(self, uri: str) -> bytes | None:
         if uri not in self.workspace.text_documents:

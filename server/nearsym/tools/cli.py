@@ -460,6 +460,7 @@ def run_serve(args: argparse.Namespace) -> int:
         prestart()  # its start-up overlaps ours (see `watcher`)
     lsprotocol_types(cache_dir())  # before pygls imports it: attrs' code compiled once
     from nearsym.lsp.handlers import make_server  # pygls only when serving
+    from nearsym.lsp.prebuilt import cattrs_code
     from nearsym.lsp.transport import serve_stdio, serve_tcp
 
     if args.tcp:
@@ -475,7 +476,9 @@ def run_serve(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     configure()
+    save_code = cattrs_code(cache_dir())  # before the converter generates any
     server = make_server()
+    server.on_exit.append(save_code)
     resume_collector()  # paused for the start-up's imports (`nearsym.__main__`)
     if args.tcp:
         try:
