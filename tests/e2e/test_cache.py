@@ -164,3 +164,49 @@ async def test_a_query_before_initialized_is_answered(tmp_path: Path) -> None:
             assert reply["result"] == []
     finally:
         await client.close()
+
+
+@pytest.mark.asyncio
+async def test_a_client_slow_to_take_the_watchers_does_not_hold_the_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a client that watches files for us, the index reads its
+    snapshot while the client has not yet answered the watchers'
+    registration (an editor busy starting up): a query answers from it.
+    Only the walk of the tree waits for the answer."""
+    root = tmp_path / "ws"
+    shutil.copytree(FIXTURE, root)
+    monkeypatch.setenv("NEARSYM_CACHE_DIR", str(tmp_path / "cache"))
+    _, rows = await _index_once(root)
+    assert rows
+    for _ in range(100):  # the snapshot is written in the background
+        await asyncio.sleep(0.05)
+        second, _ = await _index_once(root)
+        if "(0 files from the cache)" not in second:
+            break
+    client = await RawClient.start()
+    client.held.add("client/registerCapability")
+    try:
+        await client.request(
+            "initialize",
+            {
+                "processId": None,
+                "rootUri": root.as_uri(),
+                "workspaceFolders": [{"uri": root.as_uri(), "name": "ws"}],
+                "capabilities": {
+                    "workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}
+                },
+            },
+        )
+        client.notify("initialized", {})
+        reply = await client.request("workspace/symbol", {"query": "register"})
+        assert client.held_requests, "the registration was answered already"
+        found = sorted(
+            (r["name"], r["location"]["uri"], r["location"]["range"]["start"]["line"])
+            for r in reply["result"]
+        )
+        assert found == rows
+        for request in client.held_requests:
+            client.send({"id": request["id"], "result": None})
+    finally:
+        await client.close()

@@ -38,11 +38,13 @@ def initialize(ls: NearsymServer, params: types.InitializeParams) -> None:
 
 
 async def initialized(ls: NearsymServer, params: types.InitializedParams) -> None:
-    """Watch files (the client's watcher when it offers one, else ours),
-    then index in the background; queries answer meanwhile."""
+    """Index in the background (queries answer meanwhile), and watch files:
+    the client's watcher when it offers one, else ours. The index reads
+    its snapshot during the client's round trip; it walks the tree only
+    once changes are watched (`Watching.ready`)."""
+    ls.spawn(ls.indexing.index_namespaces(list(ls.live.namespaces), "nearsym: indexing"))
     ls.watching.client_watches = await register_watchers(ls)
     ls.watching.restart()
-    ls.spawn(ls.indexing.index_namespaces(list(ls.live.namespaces), "nearsym: indexing"))
     ls.dependencies.configure(ls.live.config)  # indexed after the workspace
 
 
