@@ -41,7 +41,10 @@ async def initialized(ls: NearsymServer, params: types.InitializedParams) -> Non
     """Index in the background (queries answer meanwhile), and watch files:
     the client's watcher when it offers one, else ours. The index reads
     its snapshot during the client's round trip; it walks the tree only
-    once changes are watched (`Watching.ready`)."""
+    once changes are watched (`Watching.ready`). Before `initialize`:
+    ignored (no folder, no client known yet)."""
+    if not ls.ready:
+        return
     ls.spawn(ls.indexing.index_namespaces(list(ls.live.namespaces), "nearsym: indexing"))
     ls.watching.client_watches = await register_watchers(ls)
     ls.watching.restart()
