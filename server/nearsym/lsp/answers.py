@@ -25,7 +25,6 @@ from nearsym.core.rank import RankPolicy, WorkspaceHints, pool_width
 from nearsym.core.sortkey import ExplainedKey
 from nearsym.index.namespace import Namespace
 from nearsym.index.search import answer
-from nearsym.lsp.dependencies import Dependencies
 from nearsym.lsp.encoded import EncodedResult, RowEncoder
 from nearsym.lsp.shared import Pending, SharedIndex
 from nearsym.workspace.imports import Relations
@@ -34,6 +33,7 @@ from nearsym.workspace.members import WorkspaceContext
 
 if TYPE_CHECKING:
     from nearsym.index.shared_query import SharedPool
+    from nearsym.lsp.dependencies import Dependencies
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +118,14 @@ class Answers:
 
         return await self._search(query, open_file, encode)
 
+    def encoded_now(
+        self, query: str, open_file: str | None, supported: frozenset[int]
+    ) -> EncodedResult:
+        """`encoded`, on this thread, waiting for nothing: a restart's first
+        queries, answered before the server has started (`opening`)."""
+        found = [] if _too_long(query) else self._results(query, open_file, [])
+        return self.rows.encode(found, supported)
+
     async def _search(
         self,
         query: str,
@@ -129,9 +137,7 @@ class Answers:
     ) -> T:
         """The answer, then `finish` of it, both on the search thread."""
         await self.settle()
-        if len(query) > MAX_QUERY_CHARS and (
-            len(query) > 16 * MAX_QUERY_CHARS or len("".join(query.split())) > MAX_QUERY_CHARS
-        ):
+        if _too_long(query):
             return finish([])
         extra = self.dependencies.namespaces(Query.parse(query)) if self.dependencies else []
 
@@ -297,6 +303,14 @@ class Answers:
         if not present and self.live.namespace_of(path) is not None:
             self.live.disk_changed([(Change.DELETED, path)])
         return present
+
+
+def _too_long(query: str) -> bool:
+    """Longer than `MAX_QUERY_CHARS` without its spaces (told without
+    reading all of a huge one)."""
+    return len(query) > MAX_QUERY_CHARS and (
+        len(query) > 16 * MAX_QUERY_CHARS or len("".join(query.split())) > MAX_QUERY_CHARS
+    )
 
 
 def _unchanged(found: list[Symbol]) -> list[Symbol]:

@@ -1,34 +1,14 @@
-"""Core values <-> lsprotocol types: kinds, ranges, paths and URIs.
-
-Positions are always UTF-16 code units: the encoding every LSP client must
-accept. The server drops the client's other preferences before pygls
-negotiates (see `protocol.NearsymProtocol`), so what extraction computed is what
-the client reads.
-"""
+"""Core values -> lsprotocol types: kinds, ranges and symbols (the plain
+values beneath them, and paths and URIs, are in `values`)."""
 
 from __future__ import annotations
 
-import os
-from urllib.parse import quote, unquote_to_bytes, urlsplit
-
 from lsprotocol import types
-from pygls.uris import from_fs_path, to_fs_path
 
 from nearsym.core.model import Kind, Symbol
+from nearsym.lsp.values import BASE_KINDS, kind_number, path_to_uri, uri_to_path
 
-BASE_KINDS = frozenset(range(1, 19))
-"""LSP: a client that states no symbol-kind value set supports File..Array."""
-
-_FALLBACK = {
-    Kind.ENUM_MEMBER: Kind.CONSTANT,
-    Kind.STRUCT: Kind.CLASS,
-    Kind.OBJECT: Kind.VARIABLE,
-    Kind.KEY: Kind.FIELD,
-    Kind.NULL: Kind.VARIABLE,
-    Kind.EVENT: Kind.FIELD,
-    Kind.OPERATOR: Kind.FUNCTION,
-    Kind.TYPE_PARAMETER: Kind.VARIABLE,
-}
+__all__ = ["BASE_KINDS", "client_symbol_kinds", "lsp_kind", "path_to_uri", "uri_to_path"]
 
 
 def client_symbol_kinds(capabilities: types.ClientCapabilities | None) -> frozenset[int]:
@@ -44,10 +24,7 @@ def client_symbol_kinds(capabilities: types.ClientCapabilities | None) -> frozen
 
 def lsp_kind(kind: Kind, supported: frozenset[int] = BASE_KINDS) -> types.SymbolKind:
     """The SymbolKind to send: the kind itself, or the nearest the client knows."""
-    if int(kind) in supported:
-        return types.SymbolKind(int(kind))
-    fallback = _FALLBACK.get(kind, Kind.VARIABLE)
-    return types.SymbolKind(int(fallback) if int(fallback) in supported else int(Kind.VARIABLE))
+    return types.SymbolKind(kind_number(kind, supported))
 
 
 def symbol_range(symbol: Symbol) -> types.Range:
@@ -56,32 +33,6 @@ def symbol_range(symbol: Symbol) -> types.Range:
         start=types.Position(line=span.line, character=span.col),
         end=types.Position(line=span.end_line, character=span.end_col),
     )
-
-
-def path_to_uri(path: str) -> str:
-    """The `file:` URI of an absolute path, percent-encoded from its bytes:
-    a name that is not UTF-8 (held as `surrogateescape`, as `os` gives it)
-    is encoded byte for byte (`b'\\xff.py'` -> `%FF.py`), never an error."""
-    if os.name == "nt":  # drive letters and UNC paths: pygls knows them
-        uri = from_fs_path(path)
-        return uri if uri is not None else "file://" + path
-    return "file://" + quote(os.fsencode(path), safe="/")
-
-
-def uri_to_path(uri: str) -> str | None:
-    """The absolute file path of a `file:` URI, or None for other schemes.
-    Percent-escapes are decoded to bytes, then to the path `os` would give
-    (`%FF` -> `'\\udcff'`), so a name that is not UTF-8 round-trips."""
-    if not uri.startswith("file:"):
-        return None
-    if os.name == "nt":
-        path = to_fs_path(uri)
-        return os.path.abspath(path) if path else None
-    parts = urlsplit(uri)
-    raw = unquote_to_bytes(parts.path)
-    if parts.netloc and parts.netloc != "localhost":
-        raw = b"//" + parts.netloc.encode("utf-8", "surrogateescape") + raw
-    return os.path.abspath(os.fsdecode(raw)) if raw else None
 
 
 def workspace_symbol(

@@ -38,10 +38,8 @@ from __future__ import annotations
 
 from json.encoder import encode_basestring_ascii
 
-from lsprotocol import types
-
 from nearsym.core.model import Kind, Symbol
-from nearsym.lsp.convert import BASE_KINDS, lsp_kind, path_to_uri
+from nearsym.lsp.values import BASE_KINDS, DEPRECATED_TAG, kind_number, path_to_uri
 
 URI_CACHE = 4096
 """Files whose JSON-quoted URI is kept between queries: about 250 bytes an
@@ -55,7 +53,7 @@ _ROW = (
 )
 """One `WorkspaceSymbol` as lsprotocol's converter unstructures it; the
 last `%s` holds `tags` and `containerName` when present."""
-_TAGS = f', "tags": [{types.SymbolTag.Deprecated.value}]'
+_TAGS = f', "tags": [{DEPRECATED_TAG}]'
 """A deprecated row's tags, as `convert.workspace_symbol` gives them."""
 
 
@@ -84,7 +82,7 @@ class RowEncoder:
 
     def encode(self, symbols: list[Symbol], supported: frozenset[int]) -> EncodedResult:
         """The rows of `symbols`, kinds as the client knows them
-        (`convert.lsp_kind`)."""
+        (`values.kind_number`)."""
         if supported != self._kinds_for:
             self._kinds, self._kinds_for = {}, supported
         uris, kinds = self._uris, self._kinds
@@ -97,7 +95,7 @@ class RowEncoder:
                 uri = uris[s.root, s.path] = encode_basestring_ascii(path_to_uri(s.file))
             kind = kinds.get(s.kind)
             if kind is None:
-                kind = kinds[s.kind] = int(lsp_kind(s.kind, supported))
+                kind = kinds[s.kind] = kind_number(s.kind, supported)
             tail = _TAGS if s.deprecated else ""
             if s.container:
                 tail += ', "containerName": ' + encode_basestring_ascii(s.container)

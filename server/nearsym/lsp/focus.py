@@ -23,9 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from lsprotocol import types
-
-from nearsym.lsp.convert import uri_to_path
+from nearsym.lsp.values import uri_to_path
 
 DID_FOCUS = "nearsym/didFocus"
 DID_CHANGE_ACTIVE_DOCUMENT = "window/didChangeActiveDocument"
@@ -37,17 +35,17 @@ by a stronger signal (VS Code sends them for every visible editor)."""
 STRONG, DOCUMENT, WEAK = 3, 2, 1
 WHOLE_DOCUMENT_REQUESTS = frozenset(
     {
-        types.TEXT_DOCUMENT_DOCUMENT_SYMBOL,
-        types.TEXT_DOCUMENT_CODE_LENS,
-        types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL,
-        types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA,
-        types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE,
-        types.TEXT_DOCUMENT_FOLDING_RANGE,
-        types.TEXT_DOCUMENT_DOCUMENT_LINK,
-        types.TEXT_DOCUMENT_DOCUMENT_COLOR,
-        types.TEXT_DOCUMENT_INLAY_HINT,
-        types.TEXT_DOCUMENT_DIAGNOSTIC,
-        types.TEXT_DOCUMENT_CODE_ACTION,
+        "textDocument/documentSymbol",
+        "textDocument/codeLens",
+        "textDocument/semanticTokens/full",
+        "textDocument/semanticTokens/full/delta",
+        "textDocument/semanticTokens/range",
+        "textDocument/foldingRange",
+        "textDocument/documentLink",
+        "textDocument/documentColor",
+        "textDocument/inlayHint",
+        "textDocument/diagnostic",
+        "textDocument/codeAction",
     }
 )
 
@@ -80,14 +78,14 @@ class Focus:
         if path is None:
             return
         now = time.monotonic()
-        if method == types.WORKSPACE_SYMBOL:
+        if method == "workspace/symbol":
             if "id" in data:
                 self.request_files[data["id"]] = path
         elif method in (DID_FOCUS, DID_CHANGE_ACTIVE_DOCUMENT):
             self.observe(path, STRONG, now)
         elif method in WHOLE_DOCUMENT_REQUESTS:
             self.observe(path, WEAK, now)
-        elif method.startswith("textDocument/") and method != types.TEXT_DOCUMENT_DID_CLOSE:
+        elif method.startswith("textDocument/") and method != "textDocument/didClose":
             self.observe(path, DOCUMENT, now)
 
     def for_request(self, msg_id: Any) -> str | None:

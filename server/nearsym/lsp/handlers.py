@@ -14,6 +14,7 @@ from nearsym.lsp import explain, settings
 from nearsym.lsp.convert import client_symbol_kinds, uri_to_path
 from nearsym.lsp.encoded import EncodedResult
 from nearsym.lsp.focus import DID_CHANGE_ACTIVE_DOCUMENT, DID_FOCUS
+from nearsym.lsp.opening import Opened
 from nearsym.lsp.server import NearsymServer
 from nearsym.lsp.shared import Pending
 from nearsym.lsp.watching import register_watchers
@@ -225,9 +226,10 @@ async def shutdown(ls: NearsymServer, params: Any) -> None:
     await asyncio.get_running_loop().run_in_executor(None, ls.finish_writes, SHUTDOWN_WRITES)
 
 
-def make_server() -> NearsymServer:
-    """A server with every handler registered."""
-    server = NearsymServer()
+def make_server(opened: Opened | None = None) -> NearsymServer:
+    """A server with every handler registered (`opened`: what the start
+    read before pygls was imported)."""
+    server = NearsymServer(opened)
     server.feature(types.INITIALIZE)(initialize)
     server.feature(types.INITIALIZED)(initialized)
     server.feature(

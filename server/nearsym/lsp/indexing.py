@@ -26,10 +26,11 @@ from pygls.lsp.server import LanguageServer
 from nearsym.index.allocator import settle
 from nearsym.index.cache import Cache
 from nearsym.index.namespace import Namespace
+from nearsym.workspace.coldstats import ColdStats
 from nearsym.workspace.config import Config, index_key
 from nearsym.workspace.dependencies import walk_dependency
 from nearsym.workspace.discovery import WalkReport
-from nearsym.workspace.indexer import ColdStats, index_namespace
+from nearsym.workspace.indexer import index_namespace
 from nearsym.workspace.live import LiveTarget, LiveWorkspace
 from nearsym.workspace.pool import Workers
 
@@ -90,6 +91,16 @@ class Indexing:
         """Messages already shown (`report_walk`): each is said once."""
         self.stopped = False
         """Set by `shutdown`: every walk stops at its next step."""
+        self.installed: dict[str, dict[str, tuple[int, int]]] = {}
+        """Folders whose snapshot was installed before the server started
+        (`opening`), with its stamps: their first index reads no snapshot."""
+
+    def adopt(self, installed: dict[str, tuple[Cache, dict[str, tuple[int, int]]]]) -> None:
+        """The caches and snapshots the opening read (`opening.Opened`)."""
+        key = index_key(self.live.config)
+        for root, (cache, stamps) in installed.items():
+            self.caches[(root, key)] = cache
+            self.installed[root] = stamps
 
     async def index_namespaces(self, namespaces: Sequence[Namespace], title: str) -> None:
         """`_index_namespaces`; the process pool is shut down when no index
@@ -168,6 +179,7 @@ class Indexing:
                     # The cache is opened here, off the loop: SQLite may wait
                     # up to its timeout for a lock another process holds.
                     cache = self.cache_for(ns.root, config)
+                    installed = self.installed.pop(ns.root, None)
                     stats = index_namespace(
                         ns.root,
                         config,
@@ -180,6 +192,7 @@ class Indexing:
                         walk_gate=None if ns.dependency else self.watch_ready,
                         walker=walk_dependency if ns.dependency else None,
                         searchable=functools.partial(_set_from_thread, loop, self.searchable),
+                        installed=installed if cache is not None else None,
                     )
                     return stats, cache
 

@@ -17,7 +17,9 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcServerNotInitialized
 from pygls.protocol import JsonRPCResponseMessage, LanguageServerProtocol
 
+from nearsym.index.cache import cache_dir
 from nearsym.lsp.encoded import EncodedResult
+from nearsym.lsp.opening import client_key, remember_reply
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +56,14 @@ class NearsymProtocol(LanguageServerProtocol):
 
     _server: Any  # an Observer; pygls types it as its own server class
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.quiet: set[Any] = set()
+        """Requests answered before pygls was imported (`opening`): their
+        replies here are not sent again."""
+        self._initialize: tuple[Any, str] | None = None
+        """The `initialize` request's id and its client's `opening.client_key`."""
+
     def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
         """Requests before `initialize` get ServerNotInitialized (LSP 3.17)."""
         observer: Observer = self._server
@@ -68,6 +78,7 @@ class NearsymProtocol(LanguageServerProtocol):
         if isinstance(data, dict):
             try:
                 if data.get("method") == types.INITIALIZE and isinstance(data.get("params"), dict):
+                    self._initialize = (data.get("id"), client_key(data["params"]))
                     prefer_utf16(data["params"])
                 observer: Observer = self._server
                 observer.observe(data)
@@ -89,6 +100,16 @@ class NearsymProtocol(LanguageServerProtocol):
         its result text as it is. Any other message holding one (a pygls
         that answers with another class) is sent by pygls, the text
         decoded first."""
+        if self._initialize is not None and hasattr(data, "result") and not hasattr(data, "method"):
+            asked, key = self._initialize
+            if getattr(data, "id", None) == asked:
+                self._initialize = None
+                if asked in self.quiet:  # answered already
+                    self.quiet.discard(asked)
+                else:
+                    super()._send_data(data)
+                self._remember(data, key)
+                return
         result = getattr(data, "result", None)
         if not isinstance(result, EncodedResult):
             super()._send_data(data)
@@ -103,6 +124,13 @@ class NearsymProtocol(LanguageServerProtocol):
                 f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
             )
             self.writer.write(header.encode(self.CHARSET) + body)
+
+    def _remember(self, data: Any, key: str) -> None:
+        """Keep the `initialize` result for this client's next start."""
+        try:
+            remember_reply(cache_dir(), key, self._serialize_message(data)["result"])
+        except Exception:  # for the next start only: never this one's reply
+            log.exception("could not keep the initialize reply")
 
 
 def prefer_utf16(params: dict[str, Any]) -> None:

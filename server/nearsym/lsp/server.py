@@ -35,6 +35,7 @@ from nearsym.lsp.convert import client_symbol_kinds, workspace_symbol
 from nearsym.lsp.dependencies import Dependencies
 from nearsym.lsp.focus import Focus
 from nearsym.lsp.indexing import Indexing
+from nearsym.lsp.opening import Opened
 from nearsym.lsp.outside import Outside
 from nearsym.lsp.protocol import NearsymProtocol
 from nearsym.lsp.shared import SharedIndex
@@ -82,14 +83,16 @@ interpreter on Go's library) took turns with the snapshot's read."""
 
 
 class NearsymServer(LanguageServer):
-    def __init__(self) -> None:
+    def __init__(self, opened: Opened | None = None) -> None:
+        """`opened`: what the start read before pygls was imported."""
         super().__init__(
             "nearsym",
             __version__,
             protocol_cls=NearsymProtocol,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
-        self.live = LiveWorkspace(Config())
+        live = opened.live if opened is not None else None
+        self.live = live if live is not None else LiveWorkspace(Config())
         self.ready = False
         """Set by `initialize`: requests before it are refused."""
         self.focus = Focus()
@@ -108,6 +111,8 @@ class NearsymServer(LanguageServer):
         self.indexing = Indexing(
             self, self.live, lambda: self.focus.path, self.watching.ready, self._quiet_later
         )
+        if opened is not None:
+            self.indexing.adopt(opened.installed)
         self.shared = SharedIndex(self._say)
         """A team's shared index, when the settings name one."""
         self.dependencies = Dependencies(self.live, self.indexing, self.spawn)

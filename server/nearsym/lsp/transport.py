@@ -10,7 +10,9 @@ malformed body is dropped without the parse error JSON-RPC owes, and at
 pool's manager) and prints their tracebacks. Here instead:
 
 - A reader thread reads the stream, frames and decodes it (`wire.Reader`);
-  what it could not frame or decode is answered with a parse error.
+  what it could not frame or decode is answered with a parse error. On
+  stdin it starts before pygls is imported: a restart's first messages
+  may be answered then (`opening`), and the rest come here in order.
 - `dispatch` answers what JSON-RPC and LSP say: -32700 for a body that is
   not JSON, -32600 for one that is not a request, a notification or a
   response, and for any request after `shutdown` (a second `shutdown`
@@ -42,6 +44,7 @@ from typing import Any, Protocol
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCProtocol
 
+from nearsym.lsp.opening import Opened, Relay, write_stdout
 from nearsym.lsp.wire import Reader
 
 log = logging.getLogger(__name__)
@@ -166,23 +169,19 @@ class Connection:
         os._exit(code)
 
 
-def _write_all(fd: int) -> Callable[[bytes], None]:
-    def write(data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-
-    return write
-
-
-def serve_stdio(protocol: JsonRPCProtocol, server: Lifecycle) -> None:
-    """Serve one client on stdin/stdout until `exit` or the end of stdin.
-    Never returns: the process ends in `Connection.exit`."""
+def serve_stdio(
+    protocol: JsonRPCProtocol, server: Lifecycle, relay: Relay, opened: Opened | None = None
+) -> None:
+    """Serve one client on stdin/stdout (read into `relay`: `opening.read_stdin`)
+    until `exit` or the end of stdin; first, what the opening kept
+    (`opened`). Never returns: the process ends in `Connection.exit`."""
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
-        connection = Connection(protocol, server, loop, _write_all(1))
-        Reader(lambda n: os.read(0, n), connection.take).start("nearsym-stdin")
+        connection = Connection(protocol, server, loop, write_stdout)
+        if opened is not None and opened.initialize_id is not None:
+            protocol.quiet.add(opened.initialize_id)  # type: ignore[attr-defined]
+        relay.hand_to(connection.take, opened.items if opened is not None else [])
         await asyncio.Event().wait()
 
     asyncio.run(main())

@@ -41,8 +41,9 @@ from nearsym.index.cache import Cache
 from nearsym.index.namespace import Namespace
 from nearsym.index.search import answer
 from nearsym.index.store import SymbolIndex
+from nearsym.workspace.coldstats import ColdStats
 from nearsym.workspace.config import Config, index_key
-from nearsym.workspace.indexer import ColdStats, index_into, save_snapshot
+from nearsym.workspace.indexer import index_into, save_snapshot
 from nearsym.workspace.pool import Workers
 
 SEED = 20261130

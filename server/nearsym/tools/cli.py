@@ -452,12 +452,20 @@ def tcp_address(text: str) -> tuple[str, int]:
 def run_serve(args: argparse.Namespace) -> int:
     from nearsym.index.allocator import configure, resume_collector
     from nearsym.index.cache import cache_dir
-    from nearsym.lsp.prebuilt import lsprotocol_types
+    from nearsym.lsp.opening import Relay, open_early, read_stdin, write_stdout
 
+    configure()
+    relay = Relay()
+    opened = None
     if not args.tcp:  # a TCP server's clients come and go: each starts its own
         from nearsym.workspace.watcher import prestart
 
         prestart()  # its start-up overlaps ours (see `watcher`)
+        read_stdin(relay)
+        # A restart's first answers, before pygls and lsprotocol are imported.
+        opened = open_early(relay, write_stdout, cache_dir())
+    from nearsym.lsp.prebuilt import lsprotocol_types
+
     lsprotocol_types(cache_dir())  # before pygls imports it: attrs' code compiled once
     from nearsym.lsp.handlers import make_server  # pygls only when serving
     from nearsym.lsp.prebuilt import cattrs_code
@@ -475,9 +483,8 @@ def run_serve(args: argparse.Namespace) -> int:
                 "reach it may add folders and read every symbol in them",
                 file=sys.stderr,
             )
-    configure()
     save_code = cattrs_code(cache_dir())  # before the converter generates any
-    server = make_server()
+    server = make_server(opened)
     server.on_exit.append(save_code)
     resume_collector()  # paused for the start-up's imports (`nearsym.__main__`)
     if args.tcp:
@@ -487,7 +494,7 @@ def run_serve(args: argparse.Namespace) -> int:
             print(f"nearsym: cannot listen on {host}:{port}: {error.strerror}", file=sys.stderr)
             return 2
     else:
-        serve_stdio(server.protocol, server)
+        serve_stdio(server.protocol, server, relay, opened)
     return 0
 
 

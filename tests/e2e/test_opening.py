@@ -1,0 +1,176 @@
+"""A restart's first messages, answered before pygls and lsprotocol are
+imported (`nearsym.lsp.opening`), through the real server over stdio: the
+same answers as the started server gives, nothing sent twice, and the
+cases where the opening must leave everything to pygls."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .rawclient import RawClient
+from .test_lifecycle import progress_kinds, wait_for
+
+pytestmark = pytest.mark.e2e
+
+PACKAGES = ("asyncio", "email", "json", "logging")
+QUERIES = ("BaseEventLoop", "Message", "getLogger", "ldum", "Handler", "_decode")
+OPEN = Path("asyncio") / "tasks.py"
+
+
+def stdlib_tree(root: Path) -> Path:
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    for package in PACKAGES:
+        shutil.copytree(
+            stdlib / package, root / package, ignore=shutil.ignore_patterns("__pycache__", "test*")
+        )
+    return root
+
+
+async def start(cache: Path) -> RawClient:
+    """The server with its log on stderr at INFO (the opening says what it did)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "nearsym", "--log-level", "INFO", "serve",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, env={**os.environ, "NEARSYM_CACHE_DIR": str(cache)},
+    )  # fmt: skip
+    return RawClient(process)
+
+
+def initialize_params(root: Path, capabilities: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "processId": None,
+        "rootUri": root.as_uri(),
+        "workspaceFolders": [{"uri": root.as_uri(), "name": "ws"}],
+        "capabilities": {"window": {"workDoneProgress": True}, **capabilities},
+    }
+
+
+def opened(path: Path, text: str | None = None) -> dict[str, Any]:
+    return {
+        "textDocument": {
+            "uri": path.as_uri(),
+            "languageId": "python",
+            "version": 1,
+            "text": path.read_text() if text is None else text,
+        }
+    }
+
+
+def rows(reply: dict[str, Any]) -> list[tuple[str, str, int]]:
+    return [
+        (r["name"], r["location"]["uri"], r["location"]["range"]["start"]["line"])
+        for r in reply["result"]
+    ]
+
+
+async def session(
+    root: Path,
+    cache: Path,
+    capabilities: dict[str, Any] | None = None,
+    text: str | None = None,
+    queries: tuple[str, ...] = QUERIES,
+) -> tuple[list[list[tuple[str, str, int]]], list[list[tuple[str, str, int]]], RawClient, str]:
+    """A start whose queries come right after `initialized` and `didOpen`
+    (in one write), then again once the index has ended: both answers,
+    the client and the server's log."""
+    client = await start(cache)
+    try:
+        await client.request("initialize", initialize_params(root, capabilities or {}), timeout=30)
+        client.notify("initialized", {})
+        client.notify("textDocument/didOpen", opened(root / OPEN, text))
+        asked = [
+            asyncio.ensure_future(client.request("workspace/symbol", {"query": q}, timeout=30))
+            for q in queries
+        ]
+        early = [rows(r) for r in await asyncio.gather(*asked)]
+        await wait_for(lambda: "end" in progress_kinds(client))
+        late = [
+            rows(await client.request("workspace/symbol", {"query": q}, timeout=30))
+            for q in queries
+        ]
+    finally:
+        assert await client.close() == 0
+    return early, late, client, await client.errors()
+
+
+async def first_start(root: Path, cache: Path, capabilities: dict[str, Any] | None = None) -> None:
+    """Index, and wait for the snapshot and the kept `initialize` reply."""
+    await session(root, cache, capabilities, queries=())
+    for _ in range(100):  # the snapshot is written in the background
+        if list(cache.glob("opening-*.json")) and list(cache.glob("*.sqlite")):
+            _early, _late, _client, log = await session(root, cache, capabilities, queries=())
+            if "snapshot(s) installed" in log:
+                return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the restart never read its snapshot before pygls")
+
+
+@pytest.mark.asyncio
+async def test_a_restart_answers_before_pygls_as_the_started_server_does(tmp_path: Path) -> None:
+    root = stdlib_tree(tmp_path / "ws")
+    cache = tmp_path / "cache"
+    await first_start(root, cache)
+    early, late, client, log = await session(root, cache)
+    assert f"{len(QUERIES)} queries answered" in log, log
+    assert early == late
+    assert all(early[:3])
+    replies = [n for n in client.notifications if "id" in n and "method" not in n]
+    assert replies == []  # nothing answered twice: the replayed initialize's reply is not sent
+    assert "Traceback" not in log
+
+
+@pytest.mark.asyncio
+async def test_an_edited_buffer_is_left_to_the_started_server(tmp_path: Path) -> None:
+    """A document whose text is not its file's (a restored unsaved edit)
+    ends the opening: its answers come from the buffer, as always."""
+    root = stdlib_tree(tmp_path / "ws")
+    cache = tmp_path / "cache"
+    await first_start(root, cache)
+    text = (root / OPEN).read_text() + "\n\ndef only_in_the_buffer_xyz():\n    pass\n"
+    early, late, _client, log = await session(
+        root, cache, text=text, queries=("only_in_the_buffer_xyz",)
+    )
+    assert "0 queries answered" in log, log
+    assert [name for name, _, _ in early[0]] == ["only_in_the_buffer_xyz"]
+    assert early == late
+
+
+@pytest.mark.asyncio
+async def test_another_clients_start_is_left_to_pygls(tmp_path: Path) -> None:
+    """The reply kept is one client's (its capabilities): another client
+    is answered by pygls, and its reply kept in turn."""
+    root = stdlib_tree(tmp_path / "ws")
+    cache = tmp_path / "cache"
+    await first_start(root, cache)
+    other = {"workspace": {"symbol": {"symbolKind": {"valueSet": list(range(1, 27))}}}}
+    early, late, _client, log = await session(root, cache, other)
+    assert "snapshot(s) installed" not in log
+    assert early == late and all(early[:3])
+    early, late, _client, log = await session(root, cache, other)
+    assert f"{len(QUERIES)} queries answered" in log
+    assert early == late
+
+
+def test_the_opening_imports_neither_pygls_nor_lsprotocol() -> None:
+    """What runs before pygls is imported must not import it (nor what it
+    brings): the opening is worth only what it does not import."""
+    probe = (
+        "import sys, json; import nearsym.lsp.opening; "
+        "print(json.dumps(sorted(m for m in sys.modules "
+        "if m.split('.')[0] in ('lsprotocol', 'cattrs', 'attr', 'attrs') "
+        "or m.startswith(('pygls.protocol', 'pygls.lsp', 'pygls.server')))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert json.loads(done.stdout) == []
