@@ -174,3 +174,50 @@ def test_the_opening_imports_neither_pygls_nor_lsprotocol() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )
     assert json.loads(done.stdout) == []
+
+
+async def restart_then_create(root: Path, cache: Path, touched: int) -> tuple[str, list[str]]:
+    """A restart after `touched` files changed; once its index has ended,
+    a new file is written: what the log says, and where the new file's
+    definition is found (our watcher's inotify events, made before pygls
+    when the opening indexed)."""
+    for path in sorted(root.rglob("*.py"))[:touched]:
+        path.write_text(path.read_text() + "\n\ndef touched_here():\n    pass\n")
+    client = await start(cache)
+    try:
+        await client.request("initialize", initialize_params(root, {}), timeout=30)
+        client.notify("initialized", {})
+        await wait_for(lambda: "end" in progress_kinds(client))
+        (root / "json" / "written_after.py").write_text(
+            "def written_after_the_index():\n    pass\n"
+        )
+        found: list[str] = []
+        for _ in range(200):
+            reply = await client.request("workspace/symbol", {"query": "written_after_the_index"})
+            found = [r["location"]["uri"] for r in reply["result"]]
+            if found:
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        assert await client.close() == 0
+    return await client.errors(), found
+
+
+@pytest.mark.asyncio
+async def test_a_restart_indexes_before_pygls_and_keeps_watching(tmp_path: Path) -> None:
+    """A client that does not watch files: the opening makes our inotify
+    watches, walks, checks the files and ends the progress before pygls is
+    imported; a file written after that is seen by the watcher the server
+    takes over. With more changed files than `PARSE_LIMIT`, the started
+    server indexes them (on its pool), and watches as well."""
+    root = stdlib_tree(tmp_path / "ws")
+    cache = tmp_path / "cache"
+    await first_start(root, cache)
+    log, found = await restart_then_create(root, cache, touched=2)
+    assert ", before pygls" in log, log  # the opening's index summary
+    assert found == [(root / "json" / "written_after.py").as_uri()]
+    (root / "json" / "written_after.py").unlink()
+    log, found = await restart_then_create(root, cache, touched=40)
+    assert ", before pygls" not in log, log
+    assert found == [(root / "json" / "written_after.py").as_uri()]
+    assert "Traceback" not in log

@@ -46,7 +46,10 @@ async def initialized(ls: NearsymServer, params: types.InitializedParams) -> Non
     ignored (no folder, no client known yet)."""
     if not ls.ready:
         return
-    ls.spawn(ls.indexing.index_namespaces(list(ls.live.namespaces), "nearsym: indexing"))
+    if ls.indexing.early is not None:  # indexed before the server (`opening`)
+        ls.indexing.indexed_early()
+    else:
+        ls.spawn(ls.indexing.index_namespaces(list(ls.live.namespaces), "nearsym: indexing"))
     ls.watching.client_watches = await register_watchers(ls)
     ls.watching.restart()
     ls.dependencies.configure(ls.live.config)  # indexed after the workspace

@@ -94,13 +94,41 @@ class Indexing:
         self.installed: dict[str, dict[str, tuple[int, int]]] = {}
         """Folders whose snapshot was installed before the server started
         (`opening`), with its stamps: their first index reads no snapshot."""
+        self.early: dict[str, WalkReport] | None = None
+        """The walks of an index made before the server started, until
+        `indexed_early` takes them."""
 
-    def adopt(self, installed: dict[str, tuple[Cache, dict[str, tuple[int, int]]]]) -> None:
-        """The caches and snapshots the opening read (`opening.Opened`)."""
+    def adopt(
+        self,
+        installed: dict[str, tuple[Cache, dict[str, tuple[int, int]]]],
+        caches: dict[str, Cache],
+        walks: dict[str, WalkReport] | None,
+    ) -> None:
+        """What the start read before the server (`opening.Opened`): the
+        snapshots `installed` (each folder's cache and stamps), the `caches`
+        of folders it indexed, and that index's `walks` when it was made."""
         key = index_key(self.live.config)
         for root, (cache, stamps) in installed.items():
             self.caches[(root, key)] = cache
             self.installed[root] = stamps
+        for root, cache in caches.items():
+            self.caches[(root, key)] = cache
+        self.early = walks
+
+    def indexed_early(self) -> None:
+        """The first index ran before the server did (`opening.index_early`,
+        its progress begun and ended there): what the end of an index does
+        here."""
+        walks, self.early = self.early or {}, None
+        for root, walk in walks.items():
+            ns = self.live.namespace_of(root)
+            if ns is not None:
+                ns.index.bulk = False  # compacted there; `initialize` set it again
+            self.report_walk(root, walk)
+        self.searchable.set()
+        self.indexed.set()
+        settle()
+        self.quiet()
 
     async def index_namespaces(self, namespaces: Sequence[Namespace], title: str) -> None:
         """`_index_namespaces`; the process pool is shut down when no index

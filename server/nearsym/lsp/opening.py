@@ -23,16 +23,26 @@ first messages itself, on the main thread, before those imports:
   file's hints included. Anything else (an edit, a document whose text is
   not its file's, a partial-result token, `shutdown`) ends the opening,
   and so does the end of the client's first burst (`BURST_GAP`).
-- The server then starts on the index read here (`Opened`): the kept
-  messages go to pygls first, `initialize` with its reply not sent again,
-  and the index walks the tree and checks each file from the installed
-  snapshot as any restart does.
+- With a client that does not watch files for us, and once it has sent
+  `initialized`, the index is made here too (`index_early`): our inotify
+  watches first (the kernel queues their events until the server's
+  watcher reads them), then the walk, each file checked against the
+  snapshot, the few changed ones parsed (`PARSE_LIMIT`), and the index's
+  work-done progress begun and ended. A client that watches for us must
+  first answer the registration pygls sends: its index starts with the
+  server.
+- The server then starts on what was read (`Opened`): the kept messages
+  go to pygls first, `initialize` with its reply not sent again; the
+  index either is done (`Indexing.indexed_early`) or walks the tree and
+  checks each file from the installed snapshot as any restart does.
 
-Nothing here imports pygls or lsprotocol (`test_layers` holds it to that).
+Nothing here imports pygls or lsprotocol
+(`test_the_opening_imports_neither_pygls_nor_lsprotocol` holds it to that).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
@@ -41,6 +51,8 @@ import os
 import queue
 import sys
 import threading
+import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,7 +65,9 @@ from nearsym.lsp.focus import DID_CHANGE_ACTIVE_DOCUMENT, DID_FOCUS, Focus
 from nearsym.lsp.values import symbol_kinds, uri_to_path
 from nearsym.lsp.wire import Reader
 from nearsym.workspace.config import Config, config_from_options, index_key
-from nearsym.workspace.indexer import SNAPSHOT_FIRST_BYTES
+from nearsym.workspace.discovery import SourceFile, WalkReport, discover
+from nearsym.workspace.indexer import SNAPSHOT_FIRST_BYTES, index_namespace
+from nearsym.workspace.inotify import InotifyWatcher
 from nearsym.workspace.live import LiveTarget, LiveWorkspace
 
 log = logging.getLogger(__name__)
@@ -96,6 +110,16 @@ class Opened:
     (`indexer.index_namespace`'s `installed`)."""
     answered: int = 0
     """Queries answered here."""
+    initialized: bool = False
+    """The client's `initialized` came (and is among `items`)."""
+    watcher: InotifyWatcher | None = None
+    """Our file watcher, its watches made here (`index_early`)."""
+    indexed: bool = False
+    """Every folder was walked and checked here, its progress reported."""
+    walks: dict[str, WalkReport] = field(default_factory=dict)
+    """What each folder's walk here found to say (`Indexing.report_walk`)."""
+    caches: dict[str, Cache] = field(default_factory=dict)
+    """The caches of the folders indexed here."""
 
 
 class Relay:
@@ -257,32 +281,46 @@ def _frame(message: dict[str, Any]) -> bytes:
 
 def open_early(relay: Relay, write: Callable[[bytes], None], folder: str) -> Opened:
     """Read the first messages and answer what can be answered before pygls
-    is imported (see the module note). `NEARSYM_OPENING=0` turns it off."""
+    is imported (see the module note). `NEARSYM_OPENING=0` turns it off.
+    Whatever fails here leaves the server to start as it always did, on
+    every message read (a bug here must never cost the session)."""
     if os.environ.get("NEARSYM_OPENING") == "0":
         return Opened([])
     first = relay.get(None)
     assert first is not None
     opened = Opened([first])
-    kind, data = first
+    try:
+        _open(relay, write, folder, opened)
+    except Exception:
+        log.exception("the opening failed; starting as without it")
+        if opened.watcher is not None:
+            opened.watcher.discard()
+        opened.live, opened.watcher, opened.indexed = None, None, False
+        opened.installed, opened.caches, opened.walks = {}, {}, {}
+    return opened
+
+
+def _open(relay: Relay, write: Callable[[bytes], None], folder: str, opened: Opened) -> None:
+    kind, data = opened.items[0]
     if kind != "message" or not isinstance(data, dict) or data.get("method") != "initialize":
-        return opened
+        return
     params = data.get("params")
     if not isinstance(params, dict) or not isinstance(data.get("id"), (int, str)):
-        return opened
+        return
     if not _well_formed(params):
-        return opened  # pygls says what is wrong with it
+        return  # pygls says what is wrong with it
     reply = _stored_reply(folder, client_key(params))
     config = _config(params)
     roots = _roots(params)
     if reply is None or config is None or not roots:
-        return opened
+        return
     settings = index_key(config)
     for root in roots:
         if not os.path.exists(cache_path(root, folder, settings)):
-            return opened
+            return
     caches = {root: Cache(root, folder, settings) for root in roots}
     if not all(0 < cache.snapshot_bytes() <= SNAPSHOT_FIRST_BYTES for cache in caches.values()):
-        return opened
+        return
     write(_frame({"id": data["id"], "jsonrpc": "2.0", "result": reply}))
     opened.initialize_id = data["id"]
     live = LiveWorkspace(config)
@@ -292,21 +330,24 @@ def open_early(relay: Relay, write: Callable[[bytes], None], folder: str) -> Ope
         ns.index.bulk = True
         parts = cache.load_snapshot()
         if parts is None:
-            return opened
+            return
         try:
             installed[root] = (cache, LiveTarget(live, ns, lambda: False).install(parts, {}))
         except ValueError as error:
             log.warning("cache snapshot of %s unusable (%s)", root, error)
-            return opened
+            return
     opened.live, opened.installed = live, installed
-    _meanwhile(relay, write, opened, live, symbol_kinds(params.get("capabilities")))
+    capabilities = params.get("capabilities")
+    focus = Focus()
+    quiet = _meanwhile(relay, write, opened, live, symbol_kinds(capabilities), focus)
     log.info(
         "before pygls: initialize answered, %d snapshot(s) installed, %d quer%s answered",
         len(installed),
         opened.answered,
         "y" if opened.answered == 1 else "ies",
     )
-    return opened
+    if quiet and opened.initialized and not _client_watches(capabilities):
+        index_early(relay, write, opened, live, capabilities, focus)
 
 
 def _meanwhile(
@@ -315,11 +356,12 @@ def _meanwhile(
     opened: Opened,
     live: LiveWorkspace,
     kinds: frozenset[int],
-) -> None:
+    focus: Focus,
+) -> bool:
     """The messages that came during the install: answer the queries, keep
-    the notifications, until anything else or none is waiting."""
+    the notifications, until anything else (False) or none is waiting
+    (True)."""
     answers = Answers(live, _settled)
-    focus = Focus()
     burst = False
     while (item := relay.get(BURST_GAP if burst else FIRST_WAIT)) is not None:
         burst = True
@@ -338,8 +380,10 @@ def _meanwhile(
                 continue
         opened.items.append(item)
         if method not in KEPT or "id" in data or not _as_on_disk(data, live):
-            return
+            return False
+        opened.initialized |= method == "initialized"
         focus.observe_message(data)
+    return True
 
 
 def _as_on_disk(data: dict[str, Any], live: LiveWorkspace) -> bool:
@@ -365,3 +409,151 @@ def _as_on_disk(data: dict[str, Any], live: LiveWorkspace) -> bool:
 
 async def _settled() -> None:
     """The opening's queries wait for nothing: the snapshot is installed."""
+
+
+PARSE_LIMIT = 16
+"""Files changed since the snapshot that the opening parses itself (on
+its one thread); with more, the started server's process pool does."""
+TOKEN_WAIT = 0.5
+"""Longest the opening waits for the client to take its progress token."""
+
+
+def _client_watches(capabilities: Any) -> bool:
+    """Whether the client can watch files for us (then the walk waits for
+    its answer to the registration, which pygls asks for)."""
+    try:
+        return bool(capabilities["workspace"]["didChangeWatchedFiles"]["dynamicRegistration"])
+    except (KeyError, TypeError):
+        return False
+
+
+def index_early(
+    relay: Relay,
+    write: Callable[[bytes], None],
+    opened: Opened,
+    live: LiveWorkspace,
+    capabilities: Any,
+    focus: Focus,
+) -> None:
+    """A restart's index, here: our inotify watches made (the walk comes
+    after them, so no change is missed: the kernel queues the events), the
+    folders walked and each file checked against the snapshot, the few
+    changed files parsed, and the index's progress begun and ended, as
+    `Indexing` would. Only where the client does not watch for us and few
+    files changed (`PARSE_LIMIT`)."""
+    started = time.perf_counter()
+    try:
+        watcher = InotifyWatcher(list(opened.installed))
+    except OSError:
+        return
+    try:
+        watcher.watch_now()
+    except OSError as error:  # the watch limit: the server's watcher says so
+        log.info("no early watches: %s", error)
+        watcher.discard()
+        return
+    opened.watcher = watcher
+    config = live.config
+    walked = {}
+    for root, (_, known) in opened.installed.items():
+        report = WalkReport()
+        files = list(discover(root, config, report=report))
+        changed = sum(known.get(sf.rel) != (sf.size, sf.mtime_ns) for sf in files)
+        if changed > PARSE_LIMIT:
+            return
+        walked[root] = (files, report)
+    token = _progress_token(relay, write, opened, capabilities)
+    if token is not None:
+        write(_progress(token, {"title": "nearsym: indexing", "kind": "begin",
+                                "message": "walking", "percentage": 0}))  # fmt: skip
+    summary = "indexing stopped"
+    try:
+        summary = _index_walked(opened, live, walked, focus, started)
+    finally:  # begun: ended, whatever ended the index (`Indexing`)
+        if token is not None:
+            write(_progress(token, {"kind": "end", "message": summary}))
+
+
+def _index_walked(
+    opened: Opened,
+    live: LiveWorkspace,
+    walked: dict[str, tuple[list[SourceFile], WalkReport]],
+    focus: Focus,
+    started: float,
+) -> str:
+    """Each folder's files checked, the changed ones parsed; the summary."""
+    config = live.config
+    files_seen = cached = 0
+    for root, (files, report) in walked.items():
+        cache, known = opened.installed.pop(root)
+        opened.caches[root] = cache
+        ns = live.add_root(root)
+        stats = index_namespace(
+            root,
+            config,
+            LiveTarget(live, ns, lambda: False),
+            cache=cache,
+            focus=lambda: focus.path,
+            installed=known,
+            walker=functools.partial(_walked, files, report),
+        )
+        live.compact(ns)
+        if stats.changed:
+            parts = live.snapshot(ns, cache.trusted(stats.stamps))
+            if parts is not None:
+                cache.store_snapshot(parts)
+        files_seen += stats.files
+        cached += stats.from_snapshot + stats.from_cache
+        opened.walks[root] = stats.walk
+    symbols = sum(len(ns.index) for ns in live.namespaces)
+    summary = (
+        f"indexed {files_seen} files, {symbols} definitions in "
+        f"{time.perf_counter() - started:.1f}s ({cached} files from the cache)"
+    )
+    log.info("%s, before pygls", summary)
+    opened.indexed = True
+    return summary
+
+
+def _walked(
+    files: list[SourceFile], report: WalkReport, root: str, config: Config, into: WalkReport
+) -> list[SourceFile]:
+    """The walk made already, as `index_namespace`'s walker."""
+    for name in WalkReport.__dataclass_fields__:
+        setattr(into, name, getattr(report, name))
+    return files
+
+
+def _progress(token: str, value: dict[str, Any]) -> bytes:
+    return _frame(
+        {"jsonrpc": "2.0", "method": "$/progress", "params": {"token": token, "value": value}}
+    )
+
+
+def _progress_token(
+    relay: Relay, write: Callable[[bytes], None], opened: Opened, capabilities: Any
+) -> str | None:
+    """A work-done progress token the client has taken, or None (it does
+    not show progress, refused it, or did not answer within `TOKEN_WAIT`).
+    Messages that come meanwhile are kept, in order, for pygls."""
+    try:
+        if not capabilities["window"]["workDoneProgress"]:
+            return None
+    except (KeyError, TypeError):
+        return None
+    token = f"nearsym-index-{uuid.uuid4()}"
+    asked = f"nearsym-opening-{uuid.uuid4()}"
+    write(_frame({"jsonrpc": "2.0", "id": asked, "method": "window/workDoneProgress/create",
+                  "params": {"token": token}}))  # fmt: skip
+    deadline = time.monotonic() + TOKEN_WAIT
+    while (left := deadline - time.monotonic()) > 0:
+        item = relay.get(left)
+        if item is None:
+            break
+        kind, data = item
+        answer = kind == "message" and isinstance(data, dict) and "method" not in data
+        if answer and data.get("id") == asked:
+            return None if "error" in data else token
+        opened.items.append(item)
+    log.info("the client did not take the progress token in time; no progress shown")
+    return None

@@ -112,7 +112,9 @@ class NearsymServer(LanguageServer):
             self, self.live, lambda: self.focus.path, self.watching.ready, self._quiet_later
         )
         if opened is not None:
-            self.indexing.adopt(opened.installed)
+            walks = opened.walks if opened.indexed else None
+            self.indexing.adopt(opened.installed, opened.caches, walks)
+            self.watching.adopted = opened.watcher
         self.shared = SharedIndex(self._say)
         """A team's shared index, when the settings name one."""
         self.dependencies = Dependencies(self.live, self.indexing, self.spawn)

@@ -21,6 +21,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from nearsym.extract.languages import LANGUAGES
+from nearsym.workspace.inotify import InotifyWatcher
 from nearsym.workspace.live import Change, LiveWorkspace
 from nearsym.workspace.watcher import Watcher, discard_spare, new_watcher
 
@@ -69,6 +70,9 @@ class Watching:
         self._watcher: Watcher | None = None
         self._closed: Watcher | None = None
         """The last watcher closed, which may still be exiting."""
+        self.adopted: InotifyWatcher | None = None
+        """A watcher whose watches the start made before the server
+        (`opening`): the first `watch` of the same folders takes it."""
         self.ready = threading.Event()
         """Set once file changes are being watched (by the client or by our
         watcher, or when ours could not start): a cold index walks the tree
@@ -97,8 +101,16 @@ class Watching:
                 if old is not None:
                     old.close()
                 break
+            roots = [ns.root for ns in self.live.namespaces]
+            adopted, self.adopted = self.adopted, None
+            watcher: Watcher
             try:
-                watcher = new_watcher([ns.root for ns in self.live.namespaces])
+                if adopted is not None and adopted.roots == roots:
+                    watcher = adopted
+                else:
+                    if adopted is not None:
+                        adopted.discard()
+                    watcher = new_watcher(roots)
             except OSError:  # neither inotify nor the helper's pipes
                 log.exception("could not start the file watcher")
                 break

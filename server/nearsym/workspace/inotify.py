@@ -198,6 +198,22 @@ class InotifyWatcher:
         self._inotify = _Inotify()
         self._wake_r, self._wake_w = os.pipe2(os.O_CLOEXEC)
         self._stopped = False
+        self._watching = False
+        """The watches are in place already (`watch_now`)."""
+
+    def watch_now(self) -> None:
+        """Set the watches up on this thread, now: a restart's index walks
+        before the server's loop runs (`lsp.opening`); the kernel queues
+        the events until `run` reads them. Raises WatchLimit."""
+        for root in self.roots:
+            self._inotify.watch_tree(os.fsencode(root), lambda: self._stopped, root=True)
+        self._watching = True
+
+    def discard(self) -> None:
+        """Close a watcher whose `run` never started."""
+        self.close()
+        self._inotify.close()
+        os.close(self._wake_r)
 
     async def run(
         self,
@@ -253,8 +269,9 @@ class InotifyWatcher:
         until closed; the end (None, or what failed) goes to `put`."""
         inotify = self._inotify
         try:
-            for root in self.roots:
-                inotify.watch_tree(os.fsencode(root), lambda: self._stopped, root=True)
+            if not self._watching:
+                for root in self.roots:
+                    inotify.watch_tree(os.fsencode(root), lambda: self._stopped, root=True)
             ready()
             self._read(inotify, put)
             put(None)
