@@ -42,6 +42,7 @@ Nothing here imports pygls or lsprotocol
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.util
@@ -87,6 +88,9 @@ KEPT = frozenset(
 )
 """Notifications read here and passed on to pygls."""
 REPLY_FILE = "opening-{key}.json"
+REPLIES_KEPT = 8
+"""Replies kept in the cache folder, newest first: a few clients' (VS
+Code's and Neovim's differ), not one for every nearsym ever installed."""
 FIRST_WAIT = 0.1
 """Longest the opening waits for `initialized` after its reply: a client
 sends it at once, with its open documents and maybe a query."""
@@ -218,8 +222,22 @@ def remember_reply(folder: str, key: str, result: Any) -> None:
         with open(temporary, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(temporary, path)
+        _keep_newest(folder)
     except OSError as error:
         log.info("cannot keep the initialize reply in %s: %s", folder, error)
+
+
+def _keep_newest(folder: str) -> None:
+    """Drop all but the `REPLIES_KEPT` newest replies (each update of
+    nearsym or pygls, and each client, makes one)."""
+    replies = []
+    for entry in os.scandir(folder):
+        if entry.name.startswith("opening-") and entry.name.endswith(".json"):
+            with contextlib.suppress(OSError):
+                replies.append((entry.stat().st_mtime_ns, entry.path))
+    for _, path in sorted(replies, reverse=True)[REPLIES_KEPT:]:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
 
 
 def _stored_reply(folder: str, key: str) -> Any:
