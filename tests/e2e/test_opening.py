@@ -221,3 +221,44 @@ async def test_a_restart_indexes_before_pygls_and_keeps_watching(tmp_path: Path)
     assert ", before pygls" not in log, log
     assert found == [(root / "json" / "written_after.py").as_uri()]
     assert "Traceback" not in log
+
+
+@pytest.mark.asyncio
+async def test_malformed_and_early_exit_messages_during_the_opening(tmp_path: Path) -> None:
+    """What the opening does not read (a body that is not JSON, a request
+    it does not answer) reaches pygls in order: the parse error is
+    answered, the request too, and `exit` ends the process (code 1 without
+    `shutdown`, as LSP says)."""
+    root = stdlib_tree(tmp_path / "ws")
+    cache = tmp_path / "cache"
+    await first_start(root, cache)
+    client = await start(cache)
+    try:
+        await client.request("initialize", initialize_params(root, {}), timeout=30)
+        client.notify("initialized", {})
+        client.send_bytes(b"{not json")
+        symbols = asyncio.ensure_future(
+            client.request("workspace/symbol", {"query": "getLogger"}, timeout=30)
+        )
+        hover = await client.request(
+            "textDocument/hover",
+            {
+                "textDocument": {"uri": (root / OPEN).as_uri()},
+                "position": {"line": 0, "character": 0},
+            },
+            timeout=30,
+        )
+        assert "error" in hover or hover.get("result") is None
+        assert rows(await symbols)
+        await wait_for(
+            lambda: any(n.get("error", {}).get("code") == -32700 for n in client.notifications), 10
+        )
+        client.notify("exit", None)
+        assert await asyncio.wait_for(client.process.wait(), 10) == 1
+    finally:
+        client.reader.cancel()
+        if client.process.returncode is None:
+            client.process.kill()
+    log = await client.errors()
+    assert "before pygls: initialize answered" in log, log  # the opening ran, then stopped
+    assert "Traceback" not in log
