@@ -16,17 +16,20 @@ from .rawclient import RawClient
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "polyglot"
 
 
+def _initialize_params(root: Path, capabilities: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "processId": None,
+        "rootUri": root.as_uri(),
+        "workspaceFolders": [{"uri": root.as_uri(), "name": "ws"}],
+        "capabilities": capabilities,
+    }
+
+
 async def _index_once(root: Path) -> tuple[str, list[Any]]:
     client = await RawClient.start()
     try:
         await client.request(
-            "initialize",
-            {
-                "processId": None,
-                "rootUri": root.as_uri(),
-                "workspaceFolders": [{"uri": root.as_uri(), "name": "ws"}],
-                "capabilities": {"window": {"workDoneProgress": True}},
-            },
+            "initialize", _initialize_params(root, {"window": {"workDoneProgress": True}})
         )
         client.notify("initialized", {})
         for _ in range(300):
@@ -90,20 +93,23 @@ def _stdlib_tree(root: Path) -> None:
         )
 
 
+async def _restarted_from_the_snapshot(root: Path) -> str:
+    """Restart until a restart reads the snapshot (written in the
+    background after the first index): that restart's summary."""
+    for _ in range(100):
+        await asyncio.sleep(0.05)
+        second, _ = await _index_once(root)
+        if "(0 files from the cache)" not in second:
+            break
+    return second
+
+
 async def _restart_and_ask(root: Path, query: str, open_file: Path) -> list[str]:
     """A restarted server's answer to the query an editor sends right after
     `initialized` and `didOpen`, in the same write as them."""
     client = await RawClient.start()
     try:
-        await client.request(
-            "initialize",
-            {
-                "processId": None,
-                "rootUri": root.as_uri(),
-                "workspaceFolders": [{"uri": root.as_uri(), "name": "ws"}],
-                "capabilities": {},
-            },
-        )
+        await client.request("initialize", _initialize_params(root, {}))
         client.notify("initialized", {})
         client.notify(
             "textDocument/didOpen",
@@ -134,11 +140,7 @@ async def test_a_restart_answers_its_first_query_from_the_snapshot(
     monkeypatch.setenv("NEARSYM_CACHE_DIR", str(tmp_path / "cache"))
     first, _ = await _index_once(root)
     assert "(0 files from the cache)" in first
-    for _ in range(100):  # the snapshot is written in the background
-        await asyncio.sleep(0.05)
-        second, _ = await _index_once(root)
-        if "(0 files from the cache)" not in second:
-            break
+    second = await _restarted_from_the_snapshot(root)
     assert "(0 files from the cache)" not in second, second
     open_file = root / "asyncio" / "tasks.py"
     for _ in range(3):
@@ -179,25 +181,12 @@ async def test_a_client_slow_to_take_the_watchers_does_not_hold_the_snapshot(
     monkeypatch.setenv("NEARSYM_CACHE_DIR", str(tmp_path / "cache"))
     _, rows = await _index_once(root)
     assert rows
-    for _ in range(100):  # the snapshot is written in the background
-        await asyncio.sleep(0.05)
-        second, _ = await _index_once(root)
-        if "(0 files from the cache)" not in second:
-            break
+    await _restarted_from_the_snapshot(root)
     client = await RawClient.start()
     client.held.add("client/registerCapability")
     try:
-        await client.request(
-            "initialize",
-            {
-                "processId": None,
-                "rootUri": root.as_uri(),
-                "workspaceFolders": [{"uri": root.as_uri(), "name": "ws"}],
-                "capabilities": {
-                    "workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}
-                },
-            },
-        )
+        watching = {"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}}
+        await client.request("initialize", _initialize_params(root, watching))
         client.notify("initialized", {})
         reply = await client.request("workspace/symbol", {"query": "register"})
         assert client.held_requests, "the registration was answered already"

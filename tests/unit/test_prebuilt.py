@@ -48,10 +48,12 @@ print(json.dumps({"compiles": compiles[0], "prints": prints}))
 """
 
 
-def probe(argument: str) -> dict[str, object]:
+def run_probe(code: str, *arguments: str) -> dict[str, object]:
+    """`code` in a fresh interpreter with nearsym's source on its path: the
+    JSON it prints."""
     env = {**os.environ, "PYTHONPATH": SERVER}
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, argument],
+        [sys.executable, "-c", code, *arguments],
         capture_output=True,
         text=True,
         env=env,
@@ -60,6 +62,10 @@ def probe(argument: str) -> dict[str, object]:
     )
     result: dict[str, object] = json.loads(done.stdout)
     return result
+
+
+def probe(argument: str) -> dict[str, object]:
+    return run_probe(PROBE, argument)
 
 
 def test_the_second_start_compiles_no_attrs_code(tmp_path: Path) -> None:
@@ -125,17 +131,7 @@ print(json.dumps({"compiles": compiles[0], "back": back, "repr": repr(structured
 
 
 def cattrs_probe(argument: str, capabilities: Path) -> dict[str, object]:
-    env = {**os.environ, "PYTHONPATH": SERVER}
-    done = subprocess.run(
-        [sys.executable, "-c", CATTRS_PROBE, argument, str(capabilities)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=True,
-    )
-    result: dict[str, object] = json.loads(done.stdout)
-    return result
+    return run_probe(CATTRS_PROBE, argument, str(capabilities))
 
 
 def test_cattrs_functions_come_from_stored_code_at_the_next_start(tmp_path: Path) -> None:

@@ -292,8 +292,9 @@ def _config(params: dict[str, Any]) -> Config | None:
     return config
 
 
-def _frame(message: dict[str, Any]) -> bytes:
-    body = json.dumps(message).encode()
+def _frame(message: dict[str, Any] | str) -> bytes:
+    """A message (or its JSON text) with the base protocol's header."""
+    body = (message if isinstance(message, str) else json.dumps(message)).encode()
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
@@ -392,8 +393,11 @@ def _meanwhile(
                 focus.observe_message(data)
                 open_file = focus.for_request(data["id"])
                 text = answers.encoded_now(query, open_file, kinds).text
-                body = f'{{"id": {json.dumps(data["id"])}, "jsonrpc": "2.0", "result": {text}}}'
-                write(b"Content-Length: %d\r\n\r\n" % len(body.encode()) + body.encode())
+                write(
+                    _frame(
+                        f'{{"id": {json.dumps(data["id"])}, "jsonrpc": "2.0", "result": {text}}}'
+                    )
+                )
                 opened.answered += 1
                 continue
         opened.items.append(item)
