@@ -29,15 +29,27 @@ the same key for a name as the scan does for its token. On Go 1.19's
 library this takes 0.6 CPU seconds where a CRC-32 of each distinct token
 took 1.0 (`bytes.split` made an object of every token), a tenth of what
 the workers spend.
+
+Where nearsym's C extension was built (`_scan.c`, at install), the same
+scan runs there, file by file: each token's key as above, the file's
+distinct keys kept in a hash set and sorted, 0.03 CPU seconds on Go's
+library where numpy's took 0.8. The numpy scan stays for an install
+without a compiler, and tests hold the two to the same keys.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import pairwise
 
 import numpy as np
 from numpy.typing import NDArray
+
+_native: Callable[[Sequence[bytes]], list[bytes]] | None
+try:
+    from nearsym.extract._scan import mentions_of as _native
+except ImportError:  # built without a compiler: the numpy scan below
+    _native = None
 
 MIN_LENGTH = 2
 """Shorter identifiers (`i`, `x`) are not kept: a one-letter name is never
@@ -95,8 +107,16 @@ def span_keys(
 
 def mentions_of(sources: Sequence[bytes]) -> list[bytes]:
     """The sorted keys of the distinct identifiers of each of `sources`, as
-    the bytes of a `uint32` array: one pass over them all (a worker's task
-    of files costs about what one file does in numpy's calls)."""
+    the bytes of a `uint32` array: in C where it was built, else
+    `scan_with_numpy`."""
+    if _native is not None:
+        return _native(sources)
+    return scan_with_numpy(sources)
+
+
+def scan_with_numpy(sources: Sequence[bytes]) -> list[bytes]:
+    """`mentions_of` in numpy: one pass over all of `sources` (a worker's
+    task of files costs about what one file does in numpy's calls)."""
     if not sources:
         return []
     joined = b" ".join(sources)  # a space: no token runs from one file into the next

@@ -1,0 +1,3 @@
+from collections.abc import Sequence
+
+def mentions_of(sources: Sequence[bytes]) -> list[bytes]: ...
