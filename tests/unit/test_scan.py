@@ -3,22 +3,21 @@ give, on random bytes and on real sources; and the install built them."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nearsym.extract import mentions
+from nearsym.extract import folds, mentions
+from nearsym.extract.folds import spelled_tokens
+from nearsym.extract.grammar import load_grammar
+from nearsym.extract.languages import LANGUAGES, LanguageSpec, Skim, language_for_path
 from nearsym.extract.mentions import scan_with_numpy
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def native_mentions() -> object:
-    from nearsym.extract import _scan
-
-    return _scan.mentions_of
 
 
 def test_the_install_built_the_c_scans() -> None:
@@ -26,13 +25,16 @@ def test_the_install_built_the_c_scans() -> None:
     headers, so a missing module means the build broke (pip says so only
     in its verbose log: the extension is optional)."""
     assert mentions._native is not None
-    assert mentions._native is native_mentions()
+    assert mentions._native is _scan().mentions_of
+    assert folds._native
 
 
 # Identifier bytes, digits, the separators that end them, a NUL, and bytes
 # past ASCII: every class the scan tells apart.
 TEXT = st.lists(
-    st.sampled_from([b"a", b"Z", b"_", b"$", b"7", b"0", b" ", b".", b"\n", b"\0", b"\xc3\xa9", b"\xff"])
+    st.sampled_from(
+        [b"a", b"Z", b"_", b"$", b"7", b"0", b" ", b".", b"\n", b"\0", b"\xc3\xa9", b"\xff"]
+    )
     | st.binary(max_size=4)
     | st.from_regex(rb"[A-Za-z_$][A-Za-z0-9_$]{0,300}", fullmatch=True),
     max_size=40,
@@ -54,3 +56,78 @@ def test_c_mentions_are_numpys_on_long_tokens_and_real_sources() -> None:
     for batch in (long, edges, real):
         assert mentions.mentions_of(batch) == scan_with_numpy(batch)
     assert len(real) > 80
+
+
+# Code as the fold scan reads it: braces at line ends, indents of tabs and
+# spaces, blank, preprocessor and label lines, comments, raw quotes, heads
+# that forbid a fold, and CRLF.
+CODE_PARTS = [
+    b"{\n", b"}\n", b"\n", b"\r\n", b"\t", b"    ", b" ", b"{", b"}", b"x", b"f()", b";",
+    b"switch", b"select", b"type", b"struct", b"/*", b"*/", b"//", b"*", b"#if X\n",
+    b"out:", b"a::b", b"`", b'"""', b"\0", b"\r",
+    b"{\n#ifdef X\n\tx;\n#endif\n}\n", b"{\n#\n\tx;\n}\n", b"{\nout:\n\tx;\n}\n",
+    b"{\n\n\t#if Y\n\ty;\n}\n",
+]  # fmt: skip
+CODE = st.lists(st.sampled_from(CODE_PARTS), max_size=120).map(b"".join)
+
+FLUSHES = {0: b"", 3: rb"#|[A-Za-z_]\w*:(?!:)"}
+
+
+def fold_skims() -> list[Skim]:
+    skims = [spec.skim for spec in LANGUAGES if spec.skim is not None and spec.skim.blocks]
+    assert {"go", "java", "c"} <= {spec.name for spec in LANGUAGES if spec.skim in skims}
+    return skims
+
+
+def both_folds(source: bytes, hits: list[int], skim: Skim) -> None:
+    flush = folds.NATIVE_FLUSH[skim.flush]
+    native = _scan().find_folds(source, hits, skim.lone_brace, flush, skim.raw_quote)
+    assert native == folds.folds_in_python(source, hits, skim)
+
+
+def _scan() -> Any:
+    from nearsym.extract import _scan
+
+    return _scan
+
+
+@settings(max_examples=600, deadline=None)
+@given(CODE, st.lists(st.integers(0, 400), max_size=6), st.data())
+def test_c_folds_are_pythons_on_any_code(
+    source: bytes, hits: list[int], data: st.DataObject
+) -> None:
+    skim = data.draw(st.sampled_from(fold_skims()))
+    lone, flush = data.draw(st.booleans()), data.draw(st.sampled_from(sorted(FLUSHES)))
+    skim = dataclasses.replace(skim, lone_brace=lone, flush=FLUSHES[flush])
+    both_folds(source, sorted(hits), skim)
+    both_folds(source, spelled_tokens(source, load_grammar(spec_of(skim)).inner), skim)
+
+
+def spec_of(skim: Skim) -> LanguageSpec:
+    """The language whose skim reads like `skim` (its `inner` tokens)."""
+    return next(s for s in LANGUAGES if s.skim is not None and s.skim.inner == skim.inner)
+
+
+def test_every_skim_that_folds_has_its_flush_lines_in_c() -> None:
+    assert all(skim.flush in folds.NATIVE_FLUSH for skim in fold_skims())
+
+
+def test_c_folds_are_pythons_on_the_traps_and_real_sources() -> None:
+    from . import test_skim
+
+    sources: list[tuple[str, bytes]] = []
+    for name in ("GO_FOLD_TRAPS", "C_FOLD_TRAPS", "JAVA_FOLD_TRAPS"):
+        suffix = {"G": "a.go", "C": "a.c", "J": "A.java"}[name[0]]
+        sources += [(suffix, text) for text in getattr(test_skim, name).values()]
+    sources += [("a.go", test_skim.GO_HIDDEN), ("a.c", test_skim.C_HIDDEN)]
+    fixtures = ROOT / "tests" / "fixtures"
+    for pattern in ("*.go", "*.java", "*.c", "*.h"):
+        sources += [(p.name, p.read_bytes()) for p in sorted(fixtures.rglob(pattern))]
+    folded = 0
+    for path, source in sources:
+        spec = language_for_path(path)
+        assert spec is not None and spec.skim is not None
+        hits = spelled_tokens(source, load_grammar(spec).inner)
+        both_folds(source, hits, spec.skim)
+        folded += len(folds.find_folds(source, hits, spec.skim))
+    assert folded > 20

@@ -4,13 +4,14 @@
  * it and gives the same result (tests/unit/test_scan.py checks both on
  * random and on real sources); the Python one runs where this module was
  * not built (no compiler at install time). Design notes are at the Python
- * functions: `mentions.mentions_of`.
+ * functions: `mentions.mentions_of`, `folds.find_folds`.
  *
  * The scans hold no Python object while they run, so they release the
  * interpreter lock: a server's thread that indexes an edit does not stop
  * its event loop.
  */
 #define PY_SSIZE_T_CLEAN
+#define _GNU_SOURCE /* memmem, memrchr */
 #include <Python.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -226,7 +227,7 @@ PyDoc_STRVAR(mentions_of_doc,
 "of a little-endian uint32 array (`nearsym.extract.mentions.mentions_of`).");
 
 static PyObject *
-mentions_of(PyObject *module, PyObject *arg)
+mentions_of(PyObject *Py_UNUSED(module), PyObject *arg)
 {
     PyObject *sources = PySequence_Fast(arg, "sources must be a sequence of bytes");
     if (sources == NULL)
@@ -265,20 +266,348 @@ fail:
     return NULL;
 }
 
+
+/* ---- folds.find_folds ------------------------------------------------ */
+
+/* The lines a skim lets stand at any indent inside a block (`Skim.flush`):
+ * a preprocessor line, and a label (`name:`, not `name::`). */
+#define FLUSH_HASH 1
+#define FLUSH_LABEL 2
+
+static inline int
+is_space_tab(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+static inline int
+is_word(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+static inline int
+is_word_head(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+/* The last '\n' in [lo, hi), or lo - 1. */
+static inline Py_ssize_t
+last_newline(const char *s, Py_ssize_t lo, Py_ssize_t hi)
+{
+    if (hi <= lo)
+        return lo - 1;
+    const char *found = memrchr(s + lo, '\n', (size_t)(hi - lo));
+    return found ? found - s : lo - 1;
+}
+
+/* The first '\n' in [lo, hi), or -1. */
+static inline Py_ssize_t
+next_newline(const char *s, Py_ssize_t lo, Py_ssize_t hi)
+{
+    if (hi <= lo)
+        return -1;
+    const char *found = memchr(s + lo, '\n', (size_t)(hi - lo));
+    return found ? found - s : -1;
+}
+
+static inline int
+contains(const char *s, Py_ssize_t lo, Py_ssize_t hi, const char *word, size_t size)
+{
+    return hi > lo && memmem(s + lo, (size_t)(hi - lo), word, size) != NULL;
+}
+
+/* The end of a flush line's lead at `at` (a `#`, or a label's `:`), or -1;
+ * nothing at or past `end` is seen. */
+static Py_ssize_t
+flush_lead(const char *s, Py_ssize_t at, Py_ssize_t end, int flush)
+{
+    if (at >= end)
+        return -1;
+    if ((flush & FLUSH_HASH) && s[at] == '#')
+        return at + 1;
+    if ((flush & FLUSH_LABEL) && is_word_head(s[at])) {
+        Py_ssize_t r = at + 1;
+        while (r < end && is_word(s[r]))
+            r++;
+        if (r < end && s[r] == ':' && !(r + 1 < end && s[r + 1] == ':'))
+            return r + 1;
+    }
+    return -1;
+}
+
+/* Where a line starting at `at` is blank (spaces and tabs, a '\r', then
+ * '\n' or `end`): its newline or `end`; else -1. */
+static inline Py_ssize_t
+blank_line(const char *s, Py_ssize_t at, Py_ssize_t end)
+{
+    while (at < end && is_space_tab(s[at]))
+        at++;
+    if (at < end && s[at] == '\r')
+        at++;
+    return (at == end || s[at] == '\n') ? at : -1;
+}
+
+/* The non-overlapping occurrences of `word` in [lo, hi). */
+static Py_ssize_t
+count_of(const char *s, Py_ssize_t lo, Py_ssize_t hi, const char *word, Py_ssize_t size)
+{
+    Py_ssize_t count = 0;
+    if (size == 1) {
+        for (Py_ssize_t k = lo; k < hi; k++)
+            count += s[k] == word[0];
+        return count;
+    }
+    while (hi - lo >= size) {
+        const char *found = memmem(s + lo, (size_t)(hi - lo), word, (size_t)size);
+        if (found == NULL)
+            break;
+        count++;
+        lo = (found - s) + size;
+    }
+    return count;
+}
+
+/* The start of the last occurrence of `word` (2 bytes) in [lo, hi), or -1. */
+static Py_ssize_t
+last_pair(const char *s, Py_ssize_t lo, Py_ssize_t hi, char a, char b)
+{
+    for (Py_ssize_t k = hi - 2; k >= lo; k--)
+        if (s[k] == a && s[k + 1] == b)
+            return k - lo;
+    return -1;
+}
+
+typedef struct {
+    const char *s;
+    Py_ssize_t n;
+    const Py_ssize_t *hits;
+    Py_ssize_t nhits;
+    int lone_brace;
+    int flush;
+    const char *raw_quote;
+    Py_ssize_t raw_quote_size;
+} FoldScan;
+
+/* `folds._fold_at`: the close brace of the block opened at `brace` if it
+ * may be folded, else 0. */
+static Py_ssize_t
+fold_at(const FoldScan *f, Py_ssize_t brace)
+{
+    const char *s = f->s;
+    Py_ssize_t n = f->n;
+    Py_ssize_t start = last_newline(s, 0, brace) + 1;
+    Py_ssize_t body = start;
+    while (body < brace && is_space_tab(s[body]))
+        body++;
+    Py_ssize_t indent = body - start; /* s[start:body] */
+    Py_ssize_t head_start = start, head_lo = body, head_hi = brace;
+    Py_ssize_t k = body;
+    while (k < brace && s[k] == '\r')
+        k++;
+    if (k == brace) { /* `{` alone: the line above is the head */
+        if (!f->lone_brace || start < 2)
+            return 0;
+        head_start = last_newline(s, 0, start - 1) + 1;
+        head_lo = head_start;
+        head_hi = start - 1;
+        while (head_lo < head_hi && is_space_tab(s[head_lo]))
+            head_lo++;
+        k = head_lo;
+        while (k < head_hi && s[k] == '\r')
+            k++;
+        if (k == head_hi || s[head_lo] == '#')
+            return 0;
+    }
+    if (head_lo < head_hi && (s[head_lo] == '*' || s[head_lo] == '/'))
+        return 0;
+    if (contains(s, head_lo, head_hi, "switch", 6) || contains(s, head_lo, head_hi, "select", 6))
+        return 0;
+    Py_ssize_t lo = 0, hi = f->nhits; /* the first hit at or after head_start */
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (f->hits[mid] < head_start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    Py_ssize_t hit = lo < f->nhits ? f->hits[lo] : n;
+    if (hit < brace)
+        return 0;
+    /* The close: "\n" + indent + "}" from the brace on. */
+    Py_ssize_t close = -1;
+    for (Py_ssize_t nl = next_newline(s, brace, n); nl != -1; nl = next_newline(s, nl + 1, n)) {
+        if (nl + 1 + indent < n && memcmp(s + nl + 1, s + start, (size_t)indent) == 0
+            && s[nl + 1 + indent] == '}') {
+            close = nl + 1 + indent;
+            break;
+        }
+    }
+    if (close == -1 || hit < close)
+        return 0;
+    /* The indent of the first line inside that is neither blank nor flush. */
+    Py_ssize_t q = brace + 2;
+    for (;;) {
+        Py_ssize_t r = blank_line(s, q, close);
+        if (r != -1 && r < close) {
+            q = r + 1;
+            continue;
+        }
+        /* As the Python pattern reads its flush alternatives here: a label
+         * line is skipped, but of preprocessor lines only a `#` alone; a
+         * block that opens with `#ifdef X` is not folded. */
+        if ((f->flush & FLUSH_HASH) && q < close && s[q] == '#') {
+            if (q + 1 < close && s[q + 1] == '\n') {
+                q += 2;
+                continue;
+            }
+            break;
+        }
+        r = flush_lead(s, q, close, f->flush & FLUSH_LABEL);
+        if (r != -1) {
+            Py_ssize_t nl = next_newline(s, r, close);
+            if (nl != -1) {
+                q = nl + 1;
+                continue;
+            }
+        }
+        break;
+    }
+    Py_ssize_t deeper_at = q, deeper = 0;
+    while (q + deeper < close && is_space_tab(s[q + deeper]))
+        deeper++;
+    if (deeper <= indent || memcmp(s + deeper_at, s + start, (size_t)indent) != 0)
+        return 0;
+    /* No line inside outdented below it (but blank and flush lines). */
+    Py_ssize_t end = close - indent - 1;
+    for (Py_ssize_t nl = next_newline(s, brace + 1, end); nl != -1; nl = next_newline(s, nl + 1, end)) {
+        Py_ssize_t line = nl + 1;
+        if (line + deeper <= end && memcmp(s + line, s + deeper_at, (size_t)deeper) == 0)
+            continue;
+        if (blank_line(s, line, end) != -1 || flush_lead(s, line, end, f->flush) != -1)
+            continue;
+        return 0;
+    }
+    Py_ssize_t inside = brace + 1;
+    if (count_of(s, inside, close, "{", 1) != count_of(s, inside, close, "}", 1))
+        return 0;
+    if (last_pair(s, inside, close, '/', '*') > last_pair(s, inside, close, '*', '/'))
+        return 0;
+    if (count_of(s, inside, close, f->raw_quote, f->raw_quote_size) % 2)
+        return 0;
+    return close;
+}
+
+PyDoc_STRVAR(find_folds_doc,
+"find_folds(source, hits, lone_brace, flush, raw_quote) -> list[tuple[int, int]]\n\n"
+"`nearsym.extract.folds.find_folds`, with the skim's fields as arguments:\n"
+"`flush` is FLUSH_HASH | FLUSH_LABEL for the lines it lets stand.");
+
+static PyObject *
+find_folds(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer source, quote;
+    PyObject *hit_list;
+    int lone_brace, flush;
+    if (!PyArg_ParseTuple(args, "y*Opiy*", &source, &hit_list, &lone_brace, &flush, &quote))
+        return NULL;
+    PyObject *result = NULL, *hits_seq = NULL;
+    Py_ssize_t *hits = NULL, *found = NULL;
+    Py_ssize_t count = 0;
+    if (quote.len == 0) {
+        PyErr_SetString(PyExc_ValueError, "raw_quote must not be empty");
+        goto done;
+    }
+    hits_seq = PySequence_Fast(hit_list, "hits must be a sequence of ints");
+    if (hits_seq == NULL)
+        goto done;
+    Py_ssize_t nhits = PySequence_Fast_GET_SIZE(hits_seq);
+    hits = PyMem_Malloc((size_t)(nhits ? nhits : 1) * sizeof(Py_ssize_t));
+    if (hits == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < nhits; i++) {
+        hits[i] = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(hits_seq, i));
+        if (hits[i] == -1 && PyErr_Occurred())
+            goto done;
+    }
+    FoldScan f = {source.buf, source.len, hits, nhits, lone_brace, flush, quote.buf, quote.len};
+    Py_ssize_t room = 64;
+    found = PyMem_RawMalloc((size_t)room * 2 * sizeof(Py_ssize_t));
+    int no_memory = found == NULL;
+    Py_BEGIN_ALLOW_THREADS
+    const char *s = f.s;
+    const char *next = f.n >= 2 ? memmem(s, (size_t)f.n, "{\n", 2) : NULL;
+    while (next != NULL && !no_memory) {
+        Py_ssize_t at = next - s;
+        Py_ssize_t close = fold_at(&f, at);
+        if (close) {
+            if (count == room) {
+                Py_ssize_t *grown = PyMem_RawRealloc(found, (size_t)room * 4 * sizeof(Py_ssize_t));
+                if (grown == NULL) {
+                    no_memory = 1;
+                    break;
+                }
+                found = grown;
+                room *= 2;
+            }
+            found[2 * count] = at;
+            found[2 * count + 1] = close;
+            count++;
+        }
+        Py_ssize_t from = close ? close : at + 2;
+        next = from + 2 <= f.n ? memmem(s + from, (size_t)(f.n - from), "{\n", 2) : NULL;
+    }
+    Py_END_ALLOW_THREADS
+    if (no_memory) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = PyList_New(count);
+    if (result == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *pair = Py_BuildValue("(nn)", found[2 * i], found[2 * i + 1]);
+        if (pair == NULL) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        PyList_SET_ITEM(result, i, pair);
+    }
+done:
+    PyMem_RawFree(found);
+    PyMem_Free(hits);
+    Py_XDECREF(hits_seq);
+    PyBuffer_Release(&source);
+    PyBuffer_Release(&quote);
+    return result;
+}
+
 static PyMethodDef scan_methods[] = {
     {"mentions_of", mentions_of, METH_O, mentions_of_doc},
+    {"find_folds", find_folds, METH_VARARGS, find_folds_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef scan_module = {
     PyModuleDef_HEAD_INIT, "_scan",
     "The byte scans of extraction, in C (see the Python functions they speed).",
-    -1, scan_methods,
+    -1, scan_methods, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC
 PyInit__scan(void)
 {
     init_classes();
-    return PyModule_Create(&scan_module);
+    PyObject *module = PyModule_Create(&scan_module);
+    if (module == NULL)
+        return NULL;
+    if (PyModule_AddIntConstant(module, "FLUSH_HASH", FLUSH_HASH) < 0
+        || PyModule_AddIntConstant(module, "FLUSH_LABEL", FLUSH_LABEL) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
 }
