@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from ..processes import descendants
 from .rawclient import RawClient
 from .test_lifecycle import progress_kinds, wait_for
 
@@ -262,3 +263,30 @@ async def test_malformed_and_early_exit_messages_during_the_opening(tmp_path: Pa
     log = await client.errors()
     assert "before pygls: initialize answered" in log, log  # the opening ran, then stopped
     assert "Traceback" not in log
+
+
+@pytest.mark.asyncio
+async def test_a_first_start_has_its_pool_starting_before_initialized(tmp_path: Path) -> None:
+    """A folder with no cache (a cold index) has the pool's forkserver
+    started by the opening, beside pygls's imports: it runs before the
+    client has sent `initialized`, which is what starts the index. A
+    restart on the folder's snapshot starts none."""
+    root = stdlib_tree(tmp_path / "ws")
+    cache = tmp_path / "cache"
+
+    async def forkservers_before_initialized() -> int:
+        client = await start(cache)
+        try:
+            await client.request("initialize", initialize_params(root, {}), timeout=30)
+            for _ in range(100):
+                found = descendants(client.process.pid).values()
+                if any(b"forkserver" in command for command in found):
+                    return 1
+                await asyncio.sleep(0.05)
+            return 0
+        finally:
+            assert await client.close() == 0
+
+    assert await forkservers_before_initialized() == 1
+    await first_start(root, cache)
+    assert await forkservers_before_initialized() == 0

@@ -103,10 +103,14 @@ class Indexing:
         installed: dict[str, tuple[Cache, dict[str, tuple[int, int]]]],
         caches: dict[str, Cache],
         walks: dict[str, WalkReport] | None,
+        workers: Workers | None = None,
     ) -> None:
         """What the start read before the server (`opening.Opened`): the
         snapshots `installed` (each folder's cache and stamps), the `caches`
-        of folders it indexed, and that index's `walks` when it was made."""
+        of folders it indexed, that index's `walks` when it was made, and
+        the process pool it started (`workers`, for a cold index)."""
+        if workers is not None:
+            self.workers = workers
         key = index_key(self.live.config)
         for root, (cache, stamps) in installed.items():
             self.caches[(root, key)] = cache

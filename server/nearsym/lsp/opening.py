@@ -31,6 +31,11 @@ first messages itself, on the main thread, before those imports:
   work-done progress begun and ended. A client that watches for us must
   first answer the registration pygls sends: its index starts with the
   server.
+- A first start on a folder (no cache of it: its index is cold) is
+  answered by pygls, but its process pool starts here (`Opened.workers`),
+  its forkserver and workers importing on the other core while this
+  process imports pygls: a cold index's files went to the workers 0.3 s
+  sooner (Go's library, 2026-12-07).
 - The server then starts on what was read (`Opened`): the kept messages
   go to pygls first, `initialize` with its reply not sent again; the
   index either is done (`Indexing.indexed_early`) or walks the tree and
@@ -70,6 +75,7 @@ from nearsym.workspace.discovery import SourceFile, WalkReport, discover
 from nearsym.workspace.indexer import SNAPSHOT_FIRST_BYTES, index_namespace
 from nearsym.workspace.inotify import InotifyWatcher
 from nearsym.workspace.live import LiveTarget, LiveWorkspace
+from nearsym.workspace.pool import Workers
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +130,8 @@ class Opened:
     """What each folder's walk here found to say (`Indexing.report_walk`)."""
     caches: dict[str, Cache] = field(default_factory=dict)
     """The caches of the folders indexed here."""
+    workers: Workers | None = None
+    """The process pool, started here for a cold index."""
 
 
 class Relay:
@@ -328,15 +336,18 @@ def _open(relay: Relay, write: Callable[[bytes], None], folder: str, opened: Ope
         return
     if not _well_formed(params):
         return  # pygls says what is wrong with it
-    reply = _stored_reply(folder, client_key(params))
     config = _config(params)
     roots = _roots(params)
-    if reply is None or config is None or not roots:
+    if config is None or not roots:
         return
     settings = index_key(config)
-    for root in roots:
-        if not os.path.exists(cache_path(root, folder, settings)):
-            return
+    if not all(os.path.exists(cache_path(root, folder, settings)) for root in roots):
+        opened.workers = Workers()  # cold: the pool starts now, beside pygls's imports
+        opened.workers.warming()
+        return
+    reply = _stored_reply(folder, client_key(params))
+    if reply is None:
+        return
     caches = {root: Cache(root, folder, settings) for root in roots}
     if not all(0 < cache.snapshot_bytes() <= SNAPSHOT_FIRST_BYTES for cache in caches.values()):
         return

@@ -113,7 +113,7 @@ class NearsymServer(LanguageServer):
         )
         if opened is not None:
             walks = opened.walks if opened.indexed else None
-            self.indexing.adopt(opened.installed, opened.caches, walks)
+            self.indexing.adopt(opened.installed, opened.caches, walks, opened.workers)
             self.watching.adopted = opened.watcher
         self.shared = SharedIndex(self._say)
         """A team's shared index, when the settings name one."""
