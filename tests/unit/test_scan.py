@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nearsym.extract import folds, mentions
+from nearsym.extract import folds, mentions, native
 from nearsym.extract.folds import spelled_tokens
 from nearsym.extract.grammar import load_grammar
 from nearsym.extract.languages import LANGUAGES, LanguageSpec, Skim, language_for_path
@@ -24,9 +24,9 @@ def test_the_install_built_the_c_scans() -> None:
     """Every machine nearsym is tested on has a compiler and Python's
     headers, so a missing module means the build broke (pip says so only
     in its verbose log: the extension is optional)."""
-    assert mentions._native is not None
-    assert mentions._native is _scan().mentions_of
-    assert folds._native
+    assert native.mentions_of is _scan().mentions_of
+    assert native.find_folds is _scan().find_folds
+    assert set(folds.NATIVE_FLUSH.values()) == {0, _scan().FLUSH_HASH | _scan().FLUSH_LABEL}
 
 
 # Identifier bytes, digits, the separators that end them, a NUL, and bytes

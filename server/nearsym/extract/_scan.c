@@ -604,7 +604,9 @@ PyInit__scan(void)
     PyObject *module = PyModule_Create(&scan_module);
     if (module == NULL)
         return NULL;
-    if (PyModule_AddIntConstant(module, "FLUSH_HASH", FLUSH_HASH) < 0
+    /* Raised with any change to what the scans give (`native.VERSION`). */
+    if (PyModule_AddIntConstant(module, "VERSION", 1) < 0
+        || PyModule_AddIntConstant(module, "FLUSH_HASH", FLUSH_HASH) < 0
         || PyModule_AddIntConstant(module, "FLUSH_LABEL", FLUSH_LABEL) < 0) {
         Py_DECREF(module);
         return NULL;

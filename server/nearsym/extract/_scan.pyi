@@ -2,6 +2,7 @@ from collections.abc import Sequence
 
 def mentions_of(sources: Sequence[bytes]) -> list[bytes]: ...
 
+VERSION: int
 FLUSH_HASH: int
 FLUSH_LABEL: int
 

@@ -33,15 +33,9 @@ from functools import cache
 
 import tree_sitter as ts
 
+from nearsym.extract import native
 from nearsym.extract.grammar import load_grammar, parser
 from nearsym.extract.languages import LanguageSpec, Skim
-
-try:
-    from nearsym.extract import _scan
-except ImportError:  # built without a compiler: the Python scans below
-    _native = False
-else:
-    _native = True
 
 Match = tuple[int, dict[str, list[ts.Node]]]
 Token = tuple[bytes, re.Pattern[bytes]]
@@ -98,7 +92,9 @@ def spelled_tokens(source: bytes, tokens: Iterable[Token]) -> list[int]:
 
 
 NATIVE_FLUSH: dict[bytes, int] = (
-    {b"": 0, rb"#|[A-Za-z_]\w*:(?!:)": _scan.FLUSH_HASH | _scan.FLUSH_LABEL} if _native else {}
+    {b"": 0, rb"#|[A-Za-z_]\w*:(?!:)": native.FLUSH_HASH | native.FLUSH_LABEL}
+    if native.find_folds is not None
+    else {}
 )
 """The skims' `flush` patterns the C scan knows, as its flags."""
 
@@ -107,8 +103,8 @@ def find_folds(source: bytes, hits: list[int], skim: Skim) -> list[tuple[int, in
     """`folds_in_python`, in C where it was built and knows the skim's
     `flush` lines."""
     flush = NATIVE_FLUSH.get(skim.flush)
-    if flush is not None:
-        return _scan.find_folds(source, hits, skim.lone_brace, flush, skim.raw_quote)
+    if flush is not None and native.find_folds is not None:
+        return native.find_folds(source, hits, skim.lone_brace, flush, skim.raw_quote)
     return folds_in_python(source, hits, skim)
 
 

@@ -39,17 +39,13 @@ without a compiler, and tests hold the two to the same keys.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from itertools import pairwise
 
 import numpy as np
 from numpy.typing import NDArray
 
-_native: Callable[[Sequence[bytes]], list[bytes]] | None
-try:
-    from nearsym.extract._scan import mentions_of as _native
-except ImportError:  # built without a compiler: the numpy scan below
-    _native = None
+from nearsym.extract import native
 
 MIN_LENGTH = 2
 """Shorter identifiers (`i`, `x`) are not kept: a one-letter name is never
@@ -109,8 +105,8 @@ def mentions_of(sources: Sequence[bytes]) -> list[bytes]:
     """The sorted keys of the distinct identifiers of each of `sources`, as
     the bytes of a `uint32` array: in C where it was built, else
     `scan_with_numpy`."""
-    if _native is not None:
-        return _native(sources)
+    if native.mentions_of is not None:
+        return native.mentions_of(sources)
     return scan_with_numpy(sources)
 
 

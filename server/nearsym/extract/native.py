@@ -1,0 +1,28 @@
+"""nearsym's C scans (`_scan.c`), where the install built them from this
+source: each name is None where it did not (no compiler at install), or
+where the module was built from an older `_scan.c` (an editable install
+not built again after a pull), whose scans may differ from the Python
+ones beside them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+VERSION = 1
+"""`_scan.c`'s own `VERSION`: raised with any change to what its scans give."""
+
+mentions_of: Callable[[Sequence[bytes]], list[bytes]] | None = None
+"""`mentions.mentions_of` in C."""
+find_folds: Callable[[bytes, list[int], bool, int, bytes], list[tuple[int, int]]] | None = None
+"""`folds.folds_in_python` in C, with the skim's fields as arguments."""
+FLUSH_HASH = FLUSH_LABEL = 0
+"""`find_folds`'s flags for a skim's `flush` lines: `#...`, and `label:`."""
+
+try:
+    from nearsym.extract import _scan
+except ImportError:
+    pass
+else:
+    if getattr(_scan, "VERSION", None) == VERSION:
+        mentions_of, find_folds = _scan.mentions_of, _scan.find_folds
+        FLUSH_HASH, FLUSH_LABEL = _scan.FLUSH_HASH, _scan.FLUSH_LABEL
