@@ -120,9 +120,11 @@ keyset_alloc(KeySet *set, size_t size)
 {
     set->slots = malloc(size * sizeof(uint32_t));
     set->used = calloc(size, 1);
-    set->distinct = realloc(set->distinct, (size / 2 + 1) * sizeof(uint32_t));
+    uint32_t *distinct = realloc(set->distinct, (size / 2 + 1) * sizeof(uint32_t));
+    if (distinct != NULL)
+        set->distinct = distinct; /* else the old one stays, for keyset_free */
     set->mask = size - 1;
-    return set->slots && set->used && set->distinct;
+    return set->slots && set->used && distinct;
 }
 
 static void
