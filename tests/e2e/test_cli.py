@@ -277,3 +277,39 @@ def test_a_command_on_the_pool_ends_without_a_traceback(tmp_path: Path, command:
         )
         assert run.returncode == 0, run.stderr
         assert "Traceback" not in run.stderr and "Error" not in run.stderr, run.stderr
+
+
+RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "client-capabilities"
+
+
+@pytest.mark.parametrize(
+    ("client", "asked"),
+    [
+        (None, "window/workDoneProgress/create"),
+        (
+            "vscode-1.100.3-languageclient-11.0.0.json",
+            "client/registerCapability, window/workDoneProgress/create",
+        ),
+    ],
+)
+def test_bench_starts_its_servers_as_the_client_it_is_given(
+    small: Path, client: str | None, asked: str
+) -> None:
+    """`nearsym bench --client FILE` starts each server with an editor's
+    recorded `initialize` params: VS Code's watch files for the server,
+    which then registers its watchers with the client."""
+    extra = ["--client", str(RECORDED / client)] if client else []
+    done = subprocess.run(
+        [*NEARSYM, "bench", "--root", str(small), "--runs", "1", "--count", "7", *extra],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+
+    def figure(label: str) -> str | None:
+        return next((line[len(label) :].strip() for line in lines if line.startswith(label)), None)
+
+    assert figure("client (initialize params)") == client
+    for label in ("cold", "restarted"):
+        assert figure(f"{label}: the server asked the client") == asked
+        assert (figure(f"{label}: spawn -> index done") or "").endswith(" s")

@@ -192,6 +192,8 @@ class LspFigures:
     pays between bursts of typing (the server trims its heap once quiet:
     `server.IDLE_TRIM`)."""
     samples: list[float] = field(default_factory=list)
+    asked: set[str] = field(default_factory=set)
+    """The methods of the requests the server sent the client."""
 
 
 class StdioClient:
@@ -245,13 +247,18 @@ async def lsp_latency(
     probe: tuple[str, str, str] | None,
     cache_dir: str,
     client_watches: bool = False,
+    editor: dict[str, Any] | None = None,
 ) -> LspFigures:
     """`nearsym serve` over stdio, on the cache in `cache_dir`: time from
     `initialize` to the first answer that holds `probe` (open file, name,
     the file that defines it), to the end of indexing, its resident memory,
     then each query's latency. `client_watches` declares the client's file
     watching (as VS Code and Neovim 0.11 do); without it the server runs
-    its own watcher. Between the first answer and the end of the index's
+    its own watcher. `editor` is an editor's recorded `initialize` params
+    (its capabilities and `clientInfo`, as `--client` reads them): the start
+    is then that editor's, file watching included; its work-done progress
+    is declared whatever it says, as the end of the index is read from it.
+    Between the first answer and the end of the index's
     progress the client sends nothing, as an editor does until someone
     types (a query every 0.2 s while the kernel indexed left the server
     12 MB larger: 402 against 390 MB, single runs)."""
@@ -268,18 +275,27 @@ async def lsp_latency(
     )  # fmt: skip
     figures = LspFigures()
     progress_ended = asyncio.Event()
-    client = StdioClient(process, lambda m: progress_ended.set() if progress_end(m) else None)
+
+    def notice(message: dict[str, Any]) -> None:
+        if "id" in message and "method" in message:
+            figures.asked.add(message["method"])
+        if progress_end(message):
+            progress_ended.set()
+
+    client = StdioClient(process, notice)
     send, request = client.send, client.request
 
     folders = [{"uri": "file://" + r, "name": os.path.basename(r)} for r in roots]
-    capabilities: dict[str, object] = {"window": {"workDoneProgress": True}}
+    capabilities: dict[str, Any] = {"window": {"workDoneProgress": True}}
     if client_watches:
         capabilities["workspace"] = {"didChangeWatchedFiles": {"dynamicRegistration": True}}
-    await request(
-        "initialize",
-        {"processId": None, "rootUri": folders[0]["uri"], "workspaceFolders": folders,
-         "capabilities": capabilities},
-    )  # fmt: skip
+    params: dict[str, Any] = {"processId": None, "rootUri": folders[0]["uri"],
+                              "workspaceFolders": folders}  # fmt: skip
+    if editor is not None:
+        capabilities = dict(editor.get("capabilities") or {})
+        capabilities["window"] = {**(capabilities.get("window") or {}), "workDoneProgress": True}
+        params.update({k: v for k, v in editor.items() if k in ("clientInfo", "locale")})
+    await request("initialize", {**params, "capabilities": capabilities})
     figures.initialize_answered = time.perf_counter() - started
     send({"method": "initialized", "params": {}})
     if probe is not None:
@@ -369,6 +385,7 @@ def run(
     lsp: bool,
     runs: int = 3,
     workers: int | None = None,
+    client_file: str | None = None,
 ) -> str:
     configure()  # the allocator settings the server uses
     figures = Figures()
@@ -430,9 +447,15 @@ def run(
     if lsp:
         probe = _probe(root, idx)
 
+        editor = None
+        if client_file is not None:
+            with open(client_file, encoding="utf-8") as f:
+                editor = json.load(f)
+            figures.add("client (initialize params)", os.path.basename(client_file))
+
         def serve(n: int) -> LspFigures:
             return asyncio.run(
-                lsp_latency([root], queries, probe, os.path.join(scratch, f"lsp{n}"))
+                lsp_latency([root], queries, probe, os.path.join(scratch, f"lsp{n}"), editor=editor)
             )
 
         lsp_runs = [serve(n) for n in range(runs)]
@@ -447,6 +470,8 @@ def run(
                     f"{_median(firsts):.2f} s from spawning the server,"
                     f" {_median(after):.2f} s from its initialize reply",
                 )
+            asked = sorted(set().union(*(r.asked for r in measured)))
+            figures.add(f"{label}: the server asked the client", ", ".join(asked) or "-")
             indexed = _median([r.indexed for r in measured])
             spawn_to_indexed[label] = indexed
             figures.add(f"{label}: spawn -> index done", f"{indexed:.2f} s")

@@ -113,6 +113,12 @@ def _parser() -> argparse.ArgumentParser:
     be.add_argument("--no-lsp", action="store_true", help="skip the LSP stdio measurement")
     be.add_argument("--runs", type=int, default=3, help="runs per figure; medians are printed")
     be.add_argument("--workers", type=int, help="indexing processes (default: one per core)")
+    be.add_argument(
+        "--client",
+        metavar="FILE",
+        help="an editor's recorded initialize params (JSON: capabilities, clientInfo) for the"
+        " LSP figures; default: a client that declares only work-done progress",
+    )
 
     publish.add_parser(sub)
 
@@ -540,7 +546,14 @@ def _run(argv: Sequence[str] | None) -> int:
         lsp = not args.no_lsp
         print(
             run(
-                roots, args.queries, args.count, args.vs_ctags, lsp, max(1, args.runs), args.workers
+                roots,
+                args.queries,
+                args.count,
+                args.vs_ctags,
+                lsp,
+                max(1, args.runs),
+                args.workers,
+                args.client,
             )
         )
         return 0
