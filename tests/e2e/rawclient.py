@@ -2,7 +2,7 @@
 send as they are (extra fields, recorded editors' exact initialize params,
 malformed input). It answers the server's own requests with null results,
 but those whose method is in `held` (kept in `held_requests` for the test
-to answer)."""
+to answer); every method the server asked is in `asked`, in order."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ class RawClient:
         self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.held: set[str] = set()
         self.held_requests: list[dict[str, Any]] = []
+        self.asked: list[str] = []
         self.reader = asyncio.ensure_future(self._read())
 
     @classmethod
@@ -74,6 +75,7 @@ class RawClient:
             if "id" in message and message["id"] is None:
                 self.notifications.append(message)  # an error about no request
             elif "id" in message and "method" in message:
+                self.asked.append(message["method"])
                 if message["method"] in self.held:
                     self.held_requests.append(message)
                 else:

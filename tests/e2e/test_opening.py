@@ -290,3 +290,65 @@ async def test_a_first_start_has_its_pool_starting_before_initialized(tmp_path: 
     assert await forkservers_before_initialized() == 1
     await first_start(root, cache)
     assert await forkservers_before_initialized() == 0
+
+
+WATCHES = {"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}}
+
+
+async def restart_watched_by_the_client(
+    root: Path, cache: Path, refuse: bool
+) -> tuple[str, list[str], list[str]]:
+    """A restart by a client that watches files (as VS Code): once its
+    index has ended, a new file is written and, where the client took the
+    registration, reported as VS Code does. What the log says, where the
+    new file's definition is found, and what the server asked."""
+    client = await start(cache)
+    if refuse:
+        client.held.add("client/registerCapability")
+    try:
+        await client.request("initialize", initialize_params(root, WATCHES), timeout=30)
+        client.notify("initialized", {})
+        if refuse:
+            await wait_for(lambda: bool(client.held_requests))
+            asked = client.held_requests.pop(0)
+            client.send({"id": asked["id"], "error": {"code": -32603, "message": "no"}})
+        await wait_for(lambda: "end" in progress_kinds(client))
+        written = root / "json" / "written_after.py"
+        written.write_text("def written_after_the_index():\n    pass\n")
+        if not refuse:
+            change = {"uri": written.as_uri(), "type": 1}
+            client.notify("workspace/didChangeWatchedFiles", {"changes": [change]})
+        found: list[str] = []
+        for _ in range(200):
+            reply = await client.request("workspace/symbol", {"query": "written_after_the_index"})
+            found = [r["location"]["uri"] for r in reply["result"]]
+            if found:
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        assert await client.close() == 0
+    written.unlink()
+    return await client.errors(), found, client.asked
+
+
+@pytest.mark.asyncio
+async def test_a_client_that_watches_is_asked_before_pygls_and_indexed_there(
+    tmp_path: Path,
+) -> None:
+    """VS Code's restart: the opening asks the client to watch the source
+    files, and once it has taken them, walks, checks the files and ends the
+    progress before pygls; the server asks nothing again, and the client's
+    events keep the index fresh. A client that refuses: no index before
+    pygls, and our own watcher sees the file written."""
+    root = stdlib_tree(tmp_path / "ws")
+    cache = tmp_path / "cache"
+    await first_start(root, cache, WATCHES)
+    log, found, asked = await restart_watched_by_the_client(root, cache, refuse=False)
+    assert ", before pygls" in log, log
+    assert found == [(root / "json" / "written_after.py").as_uri()]
+    assert asked.count("client/registerCapability") == 1, asked
+    log, found, asked = await restart_watched_by_the_client(root, cache, refuse=True)
+    assert ", before pygls" not in log, log
+    assert found == [(root / "json" / "written_after.py").as_uri()]
+    assert asked.count("client/registerCapability") == 1, asked
+    assert "Traceback" not in log

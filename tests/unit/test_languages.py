@@ -120,9 +120,9 @@ def test_the_client_watches_every_file_the_registry_indexes() -> None:
     """The globs a client is asked to watch cover every extension and file
     name of every registered language (a file they miss would be indexed by
     a walk but never re-read when it changes), and nothing else."""
-    from nearsym.lsp.watching import WATCH_GLOBS
+    from nearsym.lsp.values import SOURCE_GLOBS
 
-    globs = [lsp_glob(g) for g in WATCH_GLOBS]
+    globs = [lsp_glob(g) for g in SOURCE_GLOBS]
     for spec in LANGUAGES:
         for path in [f"src/deep/x{e}" for e in spec.extensions] + [
             f"src/deep/{n}" for n in spec.file_names

@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from nearsym.lsp import opening
+from nearsym.lsp import early, opening
 
 
 def test_a_client_key_follows_what_the_reply_depends_on() -> None:
@@ -38,7 +38,7 @@ def test_replies_kept_are_read_back_and_only_the_newest_stay(tmp_path: Path) -> 
 
 
 def test_the_relay_keeps_the_readers_order_across_the_hand_over() -> None:
-    relay = opening.Relay()
+    relay = early.Relay()
     for n in range(3):
         relay.take("message", n)
     first = relay.get(0)

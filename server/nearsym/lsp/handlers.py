@@ -12,9 +12,9 @@ from nearsym.core.model import Symbol
 from nearsym.index.search import pages
 from nearsym.lsp import explain, settings
 from nearsym.lsp.convert import client_symbol_kinds, uri_to_path
+from nearsym.lsp.early import Opened
 from nearsym.lsp.encoded import EncodedResult
 from nearsym.lsp.focus import DID_CHANGE_ACTIVE_DOCUMENT, DID_FOCUS
-from nearsym.lsp.opening import Opened
 from nearsym.lsp.server import NearsymServer
 from nearsym.lsp.shared import Pending
 from nearsym.lsp.watching import register_watchers
@@ -50,7 +50,10 @@ async def initialized(ls: NearsymServer, params: types.InitializedParams) -> Non
         ls.indexing.indexed_early()
     else:
         ls.spawn(ls.indexing.index_namespaces(list(ls.live.namespaces), "nearsym: indexing"))
-    ls.watching.client_watches = await register_watchers(ls)
+    if ls.watching.registered is None:
+        ls.watching.client_watches = await register_watchers(ls)
+    else:  # asked before the server (`opening`)
+        ls.watching.client_watches = ls.watching.registered
     ls.watching.restart()
     ls.dependencies.configure(ls.live.config)  # indexed after the workspace
 

@@ -105,7 +105,7 @@ class Indexing:
         walks: dict[str, WalkReport] | None,
         workers: Workers | None = None,
     ) -> None:
-        """What the start read before the server (`opening.Opened`): the
+        """What the start read before the server (`early.Opened`): the
         snapshots `installed` (each folder's cache and stamps), the `caches`
         of folders it indexed, that index's `walks` when it was made, and
         the process pool it started (`workers`, for a cold index)."""
@@ -120,7 +120,7 @@ class Indexing:
         self.early = walks
 
     def indexed_early(self) -> None:
-        """The first index ran before the server did (`opening.index_early`,
+        """The first index ran before the server did (`early.index_early`,
         its progress begun and ended there): what the end of an index does
         here."""
         walks, self.early = self.early or {}, None

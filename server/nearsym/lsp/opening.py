@@ -23,19 +23,20 @@ first messages itself, on the main thread, before those imports:
   file's hints included. Anything else (an edit, a document whose text is
   not its file's, a partial-result token, `shutdown`) ends the opening,
   and so does the end of the client's first burst (`BURST_GAP`).
-- With a client that does not watch files for us, and once it has sent
-  `initialized`, the index is made here too (`index_early`): our inotify
-  watches first (the kernel queues their events until the server's
-  watcher reads them), then the walk, each file checked against the
-  snapshot, the few changed ones parsed (`PARSE_LIMIT`), and the index's
-  work-done progress begun and ended. A client that watches for us must
-  first answer the registration pygls sends: its index starts with the
-  server.
+- Once the client has sent `initialized`, the index is made here too
+  (`early.index_early`): the changes are watched first, by our inotify
+  watches (the kernel queues their events until the server's watcher
+  reads them) or, with a client that watches files for us (VS Code), by
+  the client, asked here (`early.registered`: pygls does not ask again);
+  then the walk, each file checked against the snapshot, the few changed
+  ones parsed (`early.PARSE_LIMIT`), and the index's work-done progress
+  begun and ended. A client that refuses the watchers (or does not answer
+  in time) gets its index with the server, as before.
 - A first start on a folder (no cache of it: its index is cold) is
   answered by pygls, but its process pool starts here (`Opened.workers`),
   its forkserver and workers importing on the other core while this
-  process imports pygls: a cold index's files went to the workers 0.3 s
-  sooner (Go's library, 2026-12-07).
+  process imports pygls: the workers were ready about 0.2 s sooner
+  (Go's library, 2026-12-07).
 - The server then starts on what was read (`Opened`): the kept messages
   go to pygls first, `initialize` with its reply not sent again; the
   index either is done (`Indexing.indexed_early`) or walks the tree and
@@ -48,40 +49,29 @@ Nothing here imports pygls or lsprotocol
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import importlib.util
 import json
 import logging
 import os
-import queue
 import sys
-import threading
-import time
-import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from nearsym import __version__
 from nearsym.core.rank import FETCH_MAX
 from nearsym.index.cache import Cache, cache_path
 from nearsym.lsp.answers import Answers
+from nearsym.lsp.early import Opened, Relay, client_watches, index_early, registered
 from nearsym.lsp.focus import DID_CHANGE_ACTIVE_DOCUMENT, DID_FOCUS, Focus
 from nearsym.lsp.values import symbol_kinds, uri_to_path
-from nearsym.lsp.wire import Reader
+from nearsym.lsp.wire import Reader, frame
 from nearsym.workspace.config import Config, config_from_options, index_key
-from nearsym.workspace.discovery import SourceFile, WalkReport, discover
-from nearsym.workspace.indexer import SNAPSHOT_FIRST_BYTES, index_namespace
-from nearsym.workspace.inotify import InotifyWatcher
+from nearsym.workspace.indexer import SNAPSHOT_FIRST_BYTES
 from nearsym.workspace.live import LiveTarget, LiveWorkspace
 from nearsym.workspace.pool import Workers
 
 log = logging.getLogger(__name__)
-
-Item = tuple[str, Any]
-"""What the stdin reader hands on (`wire.Sink`): ("message", decoded),
-("error", reason) or ("end", None)."""
 
 KEPT = frozenset(
     {
@@ -103,70 +93,6 @@ sends it at once, with its open documents and maybe a query."""
 BURST_GAP = 0.01
 """Seconds without a message that end the opening: a client's first
 messages come in one burst; the rest are pygls's to read."""
-
-
-@dataclass(slots=True)
-class Opened:
-    """What the opening leaves to the server."""
-
-    items: list[Item]
-    """The reader's items for pygls, in order (answered queries left out)."""
-    initialize_id: Any = None
-    """`initialize` answered here: pygls's own reply to it is not sent."""
-    live: LiveWorkspace | None = None
-    """The workspace, its folders' snapshots installed."""
-    installed: dict[str, tuple[Cache, dict[str, tuple[int, int]]]] = field(default_factory=dict)
-    """Each folder's cache and the stamps its snapshot brought
-    (`indexer.index_namespace`'s `installed`)."""
-    answered: int = 0
-    """Queries answered here."""
-    initialized: bool = False
-    """The client's `initialized` came (and is among `items`)."""
-    watcher: InotifyWatcher | None = None
-    """Our file watcher, its watches made here (`index_early`)."""
-    indexed: bool = False
-    """Every folder was walked and checked here, its progress reported."""
-    walks: dict[str, WalkReport] = field(default_factory=dict)
-    """What each folder's walk here found to say (`Indexing.report_walk`)."""
-    caches: dict[str, Cache] = field(default_factory=dict)
-    """The caches of the folders indexed here."""
-    workers: Workers | None = None
-    """The process pool, started here for a cold index."""
-
-
-class Relay:
-    """The stdin reader's sink: items wait here until `hand_to` gives them,
-    and every later one, to the connection, in order."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._waiting: queue.SimpleQueue[Item] = queue.SimpleQueue()
-        self._sink: Callable[[str, Any], None] | None = None
-
-    def take(self, kind: str, value: Any) -> None:
-        """On the reader's thread."""
-        with self._lock:
-            sink = self._sink
-            if sink is None:
-                self._waiting.put((kind, value))
-                return
-        sink(kind, value)
-
-    def get(self, timeout: float | None) -> Item | None:
-        """The next item (None when none came within `timeout`)."""
-        try:
-            return self._waiting.get(timeout=timeout)
-        except queue.Empty:
-            return None
-
-    def hand_to(self, sink: Callable[[str, Any], None], first: list[Item]) -> None:
-        """`first`, then what is waiting, then every later item to `sink`."""
-        with self._lock:
-            for kind, value in first:
-                sink(kind, value)
-            while (waiting := self.get(0)) is not None:
-                sink(*waiting)
-            self._sink = sink
 
 
 def read_stdin(relay: Relay) -> None:
@@ -300,12 +226,6 @@ def _config(params: dict[str, Any]) -> Config | None:
     return config
 
 
-def _frame(message: dict[str, Any] | str) -> bytes:
-    """A message (or its JSON text) with the base protocol's header."""
-    body = (message if isinstance(message, str) else json.dumps(message)).encode()
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
-
-
 def open_early(relay: Relay, write: Callable[[bytes], None], folder: str) -> Opened:
     """Read the first messages and answer what can be answered before pygls
     is imported (see the module note). `NEARSYM_OPENING=0` turns it off.
@@ -351,7 +271,7 @@ def _open(relay: Relay, write: Callable[[bytes], None], folder: str, opened: Ope
     caches = {root: Cache(root, folder, settings) for root in roots}
     if not all(0 < cache.snapshot_bytes() <= SNAPSHOT_FIRST_BYTES for cache in caches.values()):
         return
-    write(_frame({"id": data["id"], "jsonrpc": "2.0", "result": reply}))
+    write(frame({"id": data["id"], "jsonrpc": "2.0", "result": reply}))
     opened.initialize_id = data["id"]
     live = LiveWorkspace(config)
     installed = {}
@@ -376,8 +296,11 @@ def _open(relay: Relay, write: Callable[[bytes], None], folder: str, opened: Ope
         opened.answered,
         "y" if opened.answered == 1 else "ies",
     )
-    if quiet and opened.initialized and not _client_watches(capabilities):
-        index_early(relay, write, opened, live, capabilities, focus)
+    if quiet and opened.initialized:
+        if not client_watches(capabilities):
+            index_early(relay, write, opened, live, capabilities, focus)
+        elif registered(relay, write, opened):  # its events from now on
+            index_early(relay, write, opened, live, capabilities, focus, watch=False)
 
 
 def _meanwhile(
@@ -405,9 +328,7 @@ def _meanwhile(
                 open_file = focus.for_request(data["id"])
                 text = answers.encoded_now(query, open_file, kinds).text
                 write(
-                    _frame(
-                        f'{{"id": {json.dumps(data["id"])}, "jsonrpc": "2.0", "result": {text}}}'
-                    )
+                    frame(f'{{"id": {json.dumps(data["id"])}, "jsonrpc": "2.0", "result": {text}}}')
                 )
                 opened.answered += 1
                 continue
@@ -442,151 +363,3 @@ def _as_on_disk(data: dict[str, Any], live: LiveWorkspace) -> bool:
 
 async def _settled() -> None:
     """The opening's queries wait for nothing: the snapshot is installed."""
-
-
-PARSE_LIMIT = 16
-"""Files changed since the snapshot that the opening parses itself (on
-its one thread); with more, the started server's process pool does."""
-TOKEN_WAIT = 0.5
-"""Longest the opening waits for the client to take its progress token."""
-
-
-def _client_watches(capabilities: Any) -> bool:
-    """Whether the client can watch files for us (then the walk waits for
-    its answer to the registration, which pygls asks for)."""
-    try:
-        return bool(capabilities["workspace"]["didChangeWatchedFiles"]["dynamicRegistration"])
-    except (KeyError, TypeError):
-        return False
-
-
-def index_early(
-    relay: Relay,
-    write: Callable[[bytes], None],
-    opened: Opened,
-    live: LiveWorkspace,
-    capabilities: Any,
-    focus: Focus,
-) -> None:
-    """A restart's index, here: our inotify watches made (the walk comes
-    after them, so no change is missed: the kernel queues the events), the
-    folders walked and each file checked against the snapshot, the few
-    changed files parsed, and the index's progress begun and ended, as
-    `Indexing` would. Only where the client does not watch for us and few
-    files changed (`PARSE_LIMIT`)."""
-    started = time.perf_counter()
-    try:
-        watcher = InotifyWatcher(list(opened.installed))
-    except OSError:
-        return
-    try:
-        watcher.watch_now()
-    except OSError as error:  # the watch limit: the server's watcher says so
-        log.info("no early watches: %s", error)
-        watcher.discard()
-        return
-    opened.watcher = watcher
-    config = live.config
-    walked = {}
-    for root, (_, known) in opened.installed.items():
-        report = WalkReport()
-        files = list(discover(root, config, report=report))
-        changed = sum(known.get(sf.rel) != (sf.size, sf.mtime_ns) for sf in files)
-        if changed > PARSE_LIMIT:
-            return
-        walked[root] = (files, report)
-    token = _progress_token(relay, write, opened, capabilities)
-    if token is not None:
-        write(_progress(token, {"title": "nearsym: indexing", "kind": "begin",
-                                "message": "walking", "percentage": 0}))  # fmt: skip
-    summary = "indexing stopped"
-    try:
-        summary = _index_walked(opened, live, walked, focus, started)
-    finally:  # begun: ended, whatever ended the index (`Indexing`)
-        if token is not None:
-            write(_progress(token, {"kind": "end", "message": summary}))
-
-
-def _index_walked(
-    opened: Opened,
-    live: LiveWorkspace,
-    walked: dict[str, tuple[list[SourceFile], WalkReport]],
-    focus: Focus,
-    started: float,
-) -> str:
-    """Each folder's files checked, the changed ones parsed; the summary."""
-    config = live.config
-    files_seen = cached = 0
-    for root, (files, report) in walked.items():
-        cache, known = opened.installed.pop(root)
-        opened.caches[root] = cache
-        ns = live.add_root(root)
-        stats = index_namespace(
-            root,
-            config,
-            LiveTarget(live, ns, lambda: False),
-            cache=cache,
-            focus=lambda: focus.path,
-            installed=known,
-            walker=functools.partial(_walked, files, report),
-        )
-        live.compact(ns)
-        if stats.changed:
-            parts = live.snapshot(ns, cache.trusted(stats.stamps))
-            if parts is not None:
-                cache.store_snapshot(parts)
-        files_seen += stats.files
-        cached += stats.from_snapshot + stats.from_cache
-        opened.walks[root] = stats.walk
-    symbols = sum(len(ns.index) for ns in live.namespaces)
-    summary = (
-        f"indexed {files_seen} files, {symbols} definitions in "
-        f"{time.perf_counter() - started:.1f}s ({cached} files from the cache)"
-    )
-    log.info("%s, before pygls", summary)
-    opened.indexed = True
-    return summary
-
-
-def _walked(
-    files: list[SourceFile], report: WalkReport, root: str, config: Config, into: WalkReport
-) -> list[SourceFile]:
-    """The walk made already, as `index_namespace`'s walker."""
-    for name in WalkReport.__dataclass_fields__:
-        setattr(into, name, getattr(report, name))
-    return files
-
-
-def _progress(token: str, value: dict[str, Any]) -> bytes:
-    return _frame(
-        {"jsonrpc": "2.0", "method": "$/progress", "params": {"token": token, "value": value}}
-    )
-
-
-def _progress_token(
-    relay: Relay, write: Callable[[bytes], None], opened: Opened, capabilities: Any
-) -> str | None:
-    """A work-done progress token the client has taken, or None (it does
-    not show progress, refused it, or did not answer within `TOKEN_WAIT`).
-    Messages that come meanwhile are kept, in order, for pygls."""
-    try:
-        if not capabilities["window"]["workDoneProgress"]:
-            return None
-    except (KeyError, TypeError):
-        return None
-    token = f"nearsym-index-{uuid.uuid4()}"
-    asked = f"nearsym-opening-{uuid.uuid4()}"
-    write(_frame({"jsonrpc": "2.0", "id": asked, "method": "window/workDoneProgress/create",
-                  "params": {"token": token}}))  # fmt: skip
-    deadline = time.monotonic() + TOKEN_WAIT
-    while (left := deadline - time.monotonic()) > 0:
-        item = relay.get(left)
-        if item is None:
-            break
-        kind, data = item
-        answer = kind == "message" and isinstance(data, dict) and "method" not in data
-        if answer and data.get("id") == asked:
-            return None if "error" in data else token
-        opened.items.append(item)
-    log.info("the client did not take the progress token in time; no progress shown")
-    return None

@@ -33,9 +33,9 @@ from nearsym.lsp.answers import Answers
 from nearsym.lsp.buffers import Buffers
 from nearsym.lsp.convert import client_symbol_kinds, workspace_symbol
 from nearsym.lsp.dependencies import Dependencies
+from nearsym.lsp.early import Opened
 from nearsym.lsp.focus import Focus
 from nearsym.lsp.indexing import Indexing
-from nearsym.lsp.opening import Opened
 from nearsym.lsp.outside import Outside
 from nearsym.lsp.protocol import NearsymProtocol
 from nearsym.lsp.shared import SharedIndex
@@ -115,6 +115,7 @@ class NearsymServer(LanguageServer):
             walks = opened.walks if opened.indexed else None
             self.indexing.adopt(opened.installed, opened.caches, walks, opened.workers)
             self.watching.adopted = opened.watcher
+            self.watching.registered = opened.registered
         self.shared = SharedIndex(self._say)
         """A team's shared index, when the settings name one."""
         self.dependencies = Dependencies(self.live, self.indexing, self.spawn)

@@ -44,7 +44,8 @@ from typing import Any, Protocol
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCProtocol
 
-from nearsym.lsp.opening import Opened, Relay, write_stdout
+from nearsym.lsp.early import Opened, Relay
+from nearsym.lsp.opening import write_stdout
 from nearsym.lsp.wire import Reader
 
 log = logging.getLogger(__name__)

@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import quote, unquote_to_bytes, urlsplit
 
 from nearsym.core.model import Kind
+from nearsym.extract.languages import LANGUAGES
 
 BASE_KINDS = frozenset(range(1, 19))
 """LSP: a client that states no symbol-kind value set supports File..Array."""
@@ -82,3 +83,22 @@ def uri_to_path(uri: str) -> str | None:
     if parts.netloc and parts.netloc != "localhost":
         raw = b"//" + parts.netloc.encode("utf-8", "surrogateescape") + raw
     return os.path.abspath(os.fsdecode(raw)) if raw else None
+
+
+def watch_globs() -> tuple[str, ...]:
+    """The globs of the source files a client watches for us: every
+    extension and file name of the language registry. (A script chosen by
+    its `#!` line alone has no glob: our own watcher and a re-walk see it.)"""
+    extensions = sorted({e.removeprefix(".") for s in LANGUAGES for e in s.extensions})
+    names = sorted({n for s in LANGUAGES for n in s.file_names})
+    return (
+        "**/*.{" + ",".join(extensions) + "}",
+        *(["**/{" + ",".join(names) + "}"] if names else []),
+    )
+
+
+SOURCE_GLOBS = watch_globs()
+WATCH_GLOBS = (*SOURCE_GLOBS, "**/.gitignore", "**/.ignore")
+"""What the server asks a client that can to watch for it: the sources
+and the ignore files."""
+WATCHED_FILES = "workspace/didChangeWatchedFiles"

@@ -20,7 +20,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from nearsym.extract.languages import LANGUAGES
+from nearsym.lsp.values import WATCH_GLOBS
 from nearsym.workspace.inotify import InotifyWatcher
 from nearsym.workspace.live import Change, LiveWorkspace
 from nearsym.workspace.watcher import Watcher, discard_spare, new_watcher
@@ -32,21 +32,6 @@ INDEX_BATCH = 64
 hop, small enough that the changes a query waits for are few."""
 WATCHER_RETRIES = 3
 """Restarts of our own watcher before the server goes on without one."""
-
-
-def watch_globs() -> tuple[str, ...]:
-    """The globs of the source files a client watches for us: every
-    extension and file name of the language registry. (A script chosen by
-    its `#!` line alone has no glob: our own watcher and a re-walk see it.)"""
-    extensions = sorted({e.removeprefix(".") for s in LANGUAGES for e in s.extensions})
-    names = sorted({n for s in LANGUAGES for n in s.file_names})
-    return (
-        "**/*.{" + ",".join(extensions) + "}",
-        *(["**/{" + ",".join(names) + "}"] if names else []),
-    )
-
-
-WATCH_GLOBS = watch_globs()
 
 
 class Watching:
@@ -67,6 +52,10 @@ class Watching:
         re-walks its folder, which takes seconds on a large tree."""
         self.client_watches = False
         """The client reports changes (`workspace/didChangeWatchedFiles`)."""
+        self.registered: bool | None = None
+        """The client's answer to the registration the start sent before
+        the server (`opening`): accepted, refused, or None (not sent, or
+        not answered in time: `register_watchers` asks again)."""
         self._watcher: Watcher | None = None
         self._closed: Watcher | None = None
         """The last watcher closed, which may still be exiting."""
@@ -169,11 +158,7 @@ async def register_watchers(server: LanguageServer) -> bool:
     if not (watched and watched.dynamic_registration):
         return False
     options = types.DidChangeWatchedFilesRegistrationOptions(
-        watchers=[
-            *(types.FileSystemWatcher(glob_pattern=glob) for glob in WATCH_GLOBS),
-            types.FileSystemWatcher(glob_pattern="**/.gitignore"),
-            types.FileSystemWatcher(glob_pattern="**/.ignore"),
-        ]
+        watchers=[types.FileSystemWatcher(glob_pattern=glob) for glob in WATCH_GLOBS]
     )
     try:
         await server.client_register_capability_async(

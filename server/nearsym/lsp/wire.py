@@ -152,3 +152,10 @@ class Reader:
                     self._sink("error", str(error))
                     continue
                 self._sink("message", message)
+
+
+def frame(message: dict[str, Any] | str) -> bytes:
+    """A message (or its JSON text) with the base protocol's header: what
+    the start writes itself before pygls (`opening`, `early`)."""
+    body = (message if isinstance(message, str) else json.dumps(message)).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body

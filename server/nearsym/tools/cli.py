@@ -458,7 +458,8 @@ def tcp_address(text: str) -> tuple[str, int]:
 def run_serve(args: argparse.Namespace) -> int:
     from nearsym.index.allocator import configure, resume_collector
     from nearsym.index.cache import cache_dir
-    from nearsym.lsp.opening import Relay, open_early, read_stdin, write_stdout
+    from nearsym.lsp.early import Relay
+    from nearsym.lsp.opening import open_early, read_stdin, write_stdout
 
     configure()
     relay = Relay()
