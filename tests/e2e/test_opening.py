@@ -177,6 +177,18 @@ def test_the_opening_imports_neither_pygls_nor_lsprotocol() -> None:
     assert json.loads(done.stdout) == []
 
 
+async def defined_at(client: RawClient, name: str) -> list[str]:
+    """Where `name` is found, once it is (asked every 0.05 s, up to 10 s)."""
+    found: list[str] = []
+    for _ in range(200):
+        reply = await client.request("workspace/symbol", {"query": name})
+        found = [r["location"]["uri"] for r in reply["result"]]
+        if found:
+            break
+        await asyncio.sleep(0.05)
+    return found
+
+
 async def restart_then_create(root: Path, cache: Path, touched: int) -> tuple[str, list[str]]:
     """A restart after `touched` files changed; once its index has ended,
     a new file is written: what the log says, and where the new file's
@@ -192,13 +204,7 @@ async def restart_then_create(root: Path, cache: Path, touched: int) -> tuple[st
         (root / "json" / "written_after.py").write_text(
             "def written_after_the_index():\n    pass\n"
         )
-        found: list[str] = []
-        for _ in range(200):
-            reply = await client.request("workspace/symbol", {"query": "written_after_the_index"})
-            found = [r["location"]["uri"] for r in reply["result"]]
-            if found:
-                break
-            await asyncio.sleep(0.05)
+        found = await defined_at(client, "written_after_the_index")
     finally:
         assert await client.close() == 0
     return await client.errors(), found
@@ -318,13 +324,7 @@ async def restart_watched_by_the_client(
         if not refuse:
             change = {"uri": written.as_uri(), "type": 1}
             client.notify("workspace/didChangeWatchedFiles", {"changes": [change]})
-        found: list[str] = []
-        for _ in range(200):
-            reply = await client.request("workspace/symbol", {"query": "written_after_the_index"})
-            found = [r["location"]["uri"] for r in reply["result"]]
-            if found:
-                break
-            await asyncio.sleep(0.05)
+        found = await defined_at(client, "written_after_the_index")
     finally:
         assert await client.close() == 0
     written.unlink()

@@ -14,7 +14,13 @@ from hypothesis import strategies as st
 from nearsym.extract import folds, mentions, native
 from nearsym.extract.folds import spelled_tokens
 from nearsym.extract.grammar import load_grammar
-from nearsym.extract.languages import LANGUAGES, LanguageSpec, Skim, language_for_path
+from nearsym.extract.languages import (
+    C_FLUSH,
+    LANGUAGES,
+    LanguageSpec,
+    Skim,
+    language_for_path,
+)
 from nearsym.extract.mentions import scan_with_numpy
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,7 +76,7 @@ CODE_PARTS = [
 ]  # fmt: skip
 CODE = st.lists(st.sampled_from(CODE_PARTS), max_size=120).map(b"".join)
 
-FLUSHES = {0: b"", 3: rb"#|[A-Za-z_]\w*:(?!:)"}
+FLUSHES = {0: b"", 3: C_FLUSH}
 
 
 def fold_skims() -> list[Skim]:

@@ -35,7 +35,7 @@ import tree_sitter as ts
 
 from nearsym.extract import native
 from nearsym.extract.grammar import load_grammar, parser
-from nearsym.extract.languages import LanguageSpec, Skim
+from nearsym.extract.languages import C_FLUSH, LanguageSpec, Skim
 
 Match = tuple[int, dict[str, list[ts.Node]]]
 Token = tuple[bytes, re.Pattern[bytes]]
@@ -92,7 +92,7 @@ def spelled_tokens(source: bytes, tokens: Iterable[Token]) -> list[int]:
 
 
 NATIVE_FLUSH: dict[bytes, int] = (
-    {b"": 0, rb"#|[A-Za-z_]\w*:(?!:)": native.FLUSH_HASH | native.FLUSH_LABEL}
+    {b"": 0, C_FLUSH: native.FLUSH_HASH | native.FLUSH_LABEL}
     if native.find_folds is not None
     else {}
 )

@@ -157,6 +157,10 @@ _JAVA_SKIM = Skim(
 )  # fmt: skip
 
 
+C_FLUSH = rb"#|[A-Za-z_]\w*:(?!:)"
+"""C's `Skim.flush`: preprocessor lines and goto labels (`out:`, not
+`a::b`); `folds.NATIVE_FLUSH` gives the C scan's flags for it."""
+
 _C_SKIM = Skim(
     # Top-level conditionals hold definitions as the file itself does.
     outline=frozenset({
@@ -174,7 +178,7 @@ _C_SKIM = Skim(
     ),
     blocks=frozenset({"compound_statement", "initializer_list"}),
     lone_brace=True,
-    flush=rb"#|[A-Za-z_]\w*:(?!:)",
+    flush=C_FLUSH,
     despite_errors=True,
 )  # fmt: skip
 
