@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import random
+import re
 import string
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nearsym.core.align import WIDE, _by_width, align
+from nearsym.core import align as align_module
+from nearsym.core.align import WIDE, Alignments, _by_width, align
 from nearsym.core.match import (
     EXACT_IGNORING_CASE_SCORE,
     EXACT_SCORE,
@@ -191,7 +194,21 @@ def test_reference_alignment_equals_the_quadratic_one(query: str, name: str, sma
         assert expected == (fast.positions, round(fast.raw, 9), fast.best, fast.tail)
 
 
+def _scores_only(query: str, names: list[str], smart: bool, native: bool) -> Alignments:
+    """`align` as the rerank calls it (no positions): in C where `native`
+    (and the module was built), in numpy otherwise."""
+    saved = align_module._native
+    if not native:
+        align_module._native = None
+    try:
+        return align(query, names, smart)
+    finally:
+        align_module._native = saved
+
+
 def _check_alignment(query: str, names: list[str], smart: bool) -> None:
+    """Each way `align` can run gives the reference's scores, bit for bit:
+    with positions (numpy), and without them, in C and in numpy."""
     found = align(query, names, smart, positions=True)
     for i, name in enumerate(names):
         one = ref.align(query, name, smart)
@@ -201,6 +218,12 @@ def _check_alignment(query: str, names: list[str], smart: bool) -> None:
             assert found.ok[i]
             got = (float(found.raw[i]), found.best, float(found.tail[i]), found.positions[i])
             assert got == (one.raw, one.best, one.tail, one.positions)
+    for native in (True, False):
+        alone = _scores_only(query, names, smart, native)
+        assert alone.raw.tolist() == found.raw.tolist()
+        assert alone.tail.tolist() == found.tail.tolist()
+        assert alone.ok.tolist() == found.ok.tolist()
+        assert alone.best == found.best and alone.positions == ()
 
 
 @settings(deadline=None)  # numpy on a shared machine: timings vary
@@ -247,6 +270,45 @@ def test_a_pool_cut_by_width_equals_the_reference() -> None:
     for query in ("ab", "aXe", "b_D", "a.e", "Y"):
         for smart in (True, False):
             _check_alignment(query, names, smart)
+
+
+def test_the_install_built_the_c_alignment() -> None:
+    """Every machine nearsym is tested on has a compiler, so a missing or
+    older module means the build broke (the extension is optional)."""
+    assert align_module._native is not None
+
+
+@settings(deadline=None)  # numpy on a shared machine: timings vary
+@given(
+    st.text(alphabet="abXY_\0.é", min_size=1, max_size=6),
+    st.lists(st.text(alphabet="abcXY_eD.\0 é", max_size=40), max_size=30),
+    st.booleans(),
+)
+def test_c_alignment_is_numpys_on_any_names(query: str, names: list[str], smart: bool) -> None:
+    # NULs, and names that are not ASCII (left to numpy) among the rest.
+    native = _scores_only(query, names, smart, True)
+    plain = _scores_only(query, names, smart, False)
+    assert native.raw.tolist() == plain.raw.tolist()
+    assert native.tail.tolist() == plain.tail.tolist()
+    assert native.ok.tolist() == plain.ok.tolist()
+
+
+def test_c_alignment_is_numpys_on_real_names() -> None:
+    """Every identifier of nearsym's own sources, as one pool, for queries
+    of each shape the golden sets type: a prefix, initials, a scattered
+    subsequence, capitals, a long name."""
+    root = Path(__file__).resolve().parents[2] / "server"
+    text = "\n".join(p.read_text(encoding="utf-8") for p in sorted(root.rglob("*.py")))
+    names = sorted(set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)))
+    assert len(names) > 3000
+    queries = ["reg", "rb", "NM", "nmatch", "Matcher", "index_into", "s", "_", "cfg", "aLn"]
+    for query in queries + [n for n in names[::400] if len(n) > 2]:
+        for smart in (True, False):
+            native = _scores_only(query, names, smart, True)
+            plain = _scores_only(query, names, smart, False)
+            assert native.raw.tolist() == plain.raw.tolist(), query
+            assert native.tail.tolist() == plain.tail.tolist()
+            assert native.ok.tolist() == plain.ok.tolist()
 
 
 def test_alignment_of_nothing() -> None:
