@@ -141,11 +141,24 @@ align_one(const unsigned char *name, Py_ssize_t n, const unsigned char *typed,
     return REACHED(best) ? best : NONE;
 }
 
+/* Whether `text` (a str) is ASCII; -1 with an exception set. */
+static int
+is_ascii(PyObject *text)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0)
+        return -1;
+#endif
+    return PyUnicode_IS_ASCII(text) ? 1 : 0;
+}
+
 PyDoc_STRVAR(align_ascii_doc,
 "align_ascii(typed, names, smart, points, separators) -> (raw, tail, ok, rest)\n\n"
 "`align.align` of an ASCII `typed` in each ASCII name of `names`: raw and\n"
 "tail as float64 bytes, ok as one byte a name; `rest` lists the names that\n"
-"are not ASCII, left for numpy. `points`: start, word, run, skip, mismatch,\n"
+"are not ASCII, left for numpy. `smart`: whether a matched character of\n"
+"another case than typed costs `mismatch` (smart case, decided by the\n"
+"caller: only a query with a capital asks for it). `points`: start, word, run, skip, mismatch,\n"
 "open, extend, to_word, carry in whole units, then tail, tail_cap, unit.");
 
 static PyObject *
@@ -163,11 +176,10 @@ align_ascii(PyObject *self, PyObject *args)
                           &p.mismatch, &p.open, &p.extend, &p.to_word, &p.carry, &p.tail,
                           &p.tail_cap, &p.unit))
         return NULL;
-#if PY_VERSION_HEX < 0x030C0000
-    if (PyUnicode_READY(typed_obj) < 0)
+    int ascii = is_ascii(typed_obj);
+    if (ascii < 0)
         return NULL;
-#endif
-    if (!PyUnicode_IS_ASCII(typed_obj)) {
+    if (!ascii) {
         PyErr_SetString(PyExc_ValueError, "the query must be ASCII");
         return NULL;
     }
@@ -197,11 +209,10 @@ align_ascii(PyObject *self, PyObject *args)
             PyErr_SetString(PyExc_TypeError, "names must be str");
             goto done;
         }
-#if PY_VERSION_HEX < 0x030C0000
-        if (PyUnicode_READY(name) < 0)
+        ascii = is_ascii(name);
+        if (ascii < 0)
             goto done;
-#endif
-        if (!PyUnicode_IS_ASCII(name)) {
+        if (!ascii) {
             data[k] = NULL;
             lengths[k] = 0;
             PyObject *at = PyLong_FromSsize_t(k);
@@ -217,13 +228,10 @@ align_ascii(PyObject *self, PyObject *args)
         if (lengths[k] > widest)
             widest = lengths[k];
     }
-    int cased = 0; /* smart case asks only where the query has a capital */
     for (Py_ssize_t i = 0; i < m; i++) {
         unsigned char c = typed[i];
         query[i] = (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
-        cased |= query[i] != c;
     }
-    smart = smart && cased;
     size_t cells = (size_t)(widest ? widest : 1);
     block = PyMem_Malloc(cells * (6 * sizeof(int64_t) + 2));
     raw = PyByteArray_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(double));
@@ -292,7 +300,7 @@ PyInit__align(void)
     if (module == NULL)
         return NULL;
     /* Raised with any change to what the programme gives (`align.NATIVE`). */
-    if (PyModule_AddIntConstant(module, "VERSION", 1) < 0) {
+    if (PyModule_AddIntConstant(module, "VERSION", 2) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -145,7 +145,7 @@ _CASE, _OPEN, _EXTEND = (_whole(p) for p in (CASE_MISMATCH, GAP_OPEN, GAP_EXTEND
 _TO_WORD, _CARRY = _whole(GAP_TO_WORD), _whole(RUN_CARRY)
 
 
-NATIVE = 1
+NATIVE = 2
 """`_align.c`'s `VERSION`: raised with any change to what its programme
 gives. A module built from another version (an editable install not built
 again after a pull) is not used."""
@@ -231,7 +231,8 @@ def align(
     left: Sequence[int] = range(count)  # the names numpy aligns
     if m and count and not positions and _native is not None and typed.isascii():
         # The programme in C, name by name; numpy for the names it leaves.
-        raw_b, tail_b, ok_b, left = _native(typed, names, smart_case, NATIVE_POINTS, _SEPARATORS)
+        smart = smart_case and typed != fold(typed)  # as `_align_rows` decides it
+        raw_b, tail_b, ok_b, left = _native(typed, names, smart, NATIVE_POINTS, _SEPARATORS)
         raw = np.frombuffer(raw_b, dtype=np.float64)
         tail = np.frombuffer(tail_b, dtype=np.float64)
         ok = np.frombuffer(ok_b, dtype=np.bool_)
