@@ -13,8 +13,8 @@ import pytest
 
 from nearsym.core.filedefs import FileDefs
 from nearsym.extract.definitions import extract_defs
-from nearsym.extract.folds import find_folds, parse, spelled_tokens
-from nearsym.extract.grammar import load_grammar
+from nearsym.extract.folds import find_folds, parse, skim_matches, skimmed, spelled_tokens
+from nearsym.extract.grammar import load_grammar, node_text
 from nearsym.extract.languages import LANGUAGES, LanguageSpec, language_for_path
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -247,6 +247,43 @@ def test_java_definitions_hidden_in_bodies_are_found() -> None:
         "LocalIface", "Kind", "inConstantBody", "enumMethod", "Api", "apiMethod", "defaulted",
         "run", "Point", "inCompact", "Inner", "Deeper", "deep",
     } <= found  # fmt: skip
+
+
+C_FLAT = b"""#include <linux/types.h>
+#define PLAIN 1
+#define CALL(x) ((x) + 1)
+#pragma once
+#ifdef CONFIG_X
+#define INSIDE 2
+#include "local.h"
+#endif
+struct s { int field; };
+int v;
+"""
+
+
+def test_each_c_define_is_matched_once() -> None:
+    """A `#define` is found by the outline walk that finds every child of
+    the file; its own walk found it a second time (half the matches of the
+    kernel's `drivers/`, with a walk for each)."""
+    spec = language_for_path("flat.h")
+    assert spec is not None
+    _, hits, tree = skimmed(C_FLAT, spec)
+    matched = [
+        node_text(captures["name"][0])
+        for _, captures in skim_matches(spec, load_grammar(spec).query, tree.root_node, hits)
+        if "name" in captures
+    ]
+    assert [m for m in sorted(matched) if m.isupper()] == ["CALL", "INSIDE", "PLAIN"]
+    assert names(same("flat.h", C_FLAT)) == {"CALL", "INSIDE", "PLAIN", "field", "s", "v"}
+
+
+@pytest.mark.parametrize("spec", [s for s in LANGUAGES if s.skim is not None], ids=lambda s: s.name)
+def test_the_skims_name_node_types_their_grammar_has(spec: LanguageSpec) -> None:
+    assert spec.skim is not None
+    language = load_grammar(spec).language
+    for kind in spec.skim.outline | spec.skim.guarded | spec.skim.flat | spec.skim.blocks:
+        assert language.id_for_node_kind(kind, True), f"{spec.name} has no {kind}"
 
 
 @pytest.mark.parametrize(

@@ -72,7 +72,7 @@ def skim_matches(
                 at = bisect_left(hits, child.start_byte)
                 if at < len(hits) and hits[at] < child.end_byte:
                     found.extend(cursor.matches(child))
-            elif "comment" not in kind:
+            elif "comment" not in kind and kind not in skim.flat:
                 found.extend(cursor.matches(child))
     return found
 

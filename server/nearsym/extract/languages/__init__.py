@@ -34,7 +34,7 @@ class Skim:
     `guarded` child (a function, a field) whose text spells none of the
     tokens a definition inside it must spell (`inner`: a word, and a bytes
     regex matched where the word occurs, which is far quicker than a regex
-    search). The test is on the text, so a comment or a string holding a
+    search), and a `flat` child, which nothing below can match. The test is on the text, so a comment or a string holding a
     token only costs a walk: the result is the full query's, which tests
     check.
     """
@@ -55,6 +55,12 @@ class Skim:
     flush: bytes = b""
     """A bytes regex of the lines a block's inside may hold left of its
     indent (C's goto labels and preprocessor lines at the first column)."""
+    flat: frozenset[str] = frozenset()
+    """Children of an outline node that root no match below themselves
+    (C's `#define`, whose value is one opaque token): the outline walk
+    already found their own match, so they get no walk of their own. In
+    the kernel, where a file may hold thousands of `#define`s, each was
+    matched twice and walked once on its own."""
     despite_errors: bool = False
     """Whether a folded tree with a syntax error is kept when the parse
     confirms every fold. C's macros leave errors in most files (in 381 of
@@ -168,6 +174,7 @@ _C_SKIM = Skim(
         "preproc_elif", "preproc_elifdef",
     }),
     guarded=frozenset({"function_definition"}),
+    flat=frozenset({"preproc_def", "preproc_function_def", "preproc_include", "preproc_call"}),
     # Inside a function, a definition is a macro, a typedef, or a struct,
     # union or enum with a body (its fields, its enumerators): `struct foo
     # {`, not `struct foo *p = ...`.
