@@ -32,6 +32,7 @@ import logging
 import re
 from array import array
 from dataclasses import dataclass
+from operator import attrgetter, itemgetter
 
 import tree_sitter as ts
 
@@ -49,6 +50,10 @@ _CLASS_LIKE = frozenset({Kind.CLASS, Kind.INTERFACE, Kind.STRUCT, Kind.ENUM})
 _CALLABLE = frozenset({Kind.FUNCTION, Kind.METHOD})
 _CONSTANT_NAME = re.compile(r"^_*[A-Z][A-Z0-9_]+$")
 _DATA_KINDS = frozenset({Kind.VARIABLE, Kind.FIELD, Kind.PROPERTY})
+_AT = attrgetter("at")
+_NODE_ID = attrgetter("node.id")
+_FIRST = itemgetter(0)
+_LOW = 0xFFFFFFFF
 
 
 def utf16_column(source: bytes, byte_offset: int, byte_column: int) -> int:
@@ -218,43 +223,63 @@ def _definitions(source: bytes, spec: LanguageSpec) -> list[_Definition]:
             d.scope = node_text(scope[0])
         chosen[key] = (pattern, d)
 
-    definitions = sorted((d for _, d in chosen.values()), key=_name_start)
+    definitions = [d for _, d in chosen.values()]
+    definitions.sort(key=_AT)
     by_node = {d.node.id: d for d in holders}
-    by_node.update((d.node.id, d) for d in definitions)
+    by_node.update(zip(map(_NODE_ID, definitions), definitions, strict=True))
     # Parents first: a definition's container is already qualified when its
     # children look it up (Go receivers are resolved by name, not nesting).
     # The nearest enclosing definition comes off a stack of the open ones
     # (tree nodes nest by byte range), not from walking each node's parents;
-    # two nodes with the same range fall back to the walk.
-    ranked = [(d.node.start_byte, d.node.end_byte, d) for d in by_node.values()]
-    ranked.sort(key=lambda item: (item[0], -item[1]))
-    stack: list[tuple[int, int, _Definition]] = []
+    # two nodes with the same range fall back to the walk. Sorted by start,
+    # then the longer first: one number, `start << 32 | ~end`.
+    ranked = [
+        (
+            (start := (node := d.node).start_byte) << 32 | (_LOW - (end := node.end_byte)),
+            start,
+            end,
+            d,
+        )
+        for d in by_node.values()
+    ]
+    ranked.sort(key=_FIRST)
+    stack: list[tuple[int, int, int, _Definition]] = []
     go = spec.name == "go"
-    for start, end, d in ranked:
-        while stack and stack[-1][1] < end:
+    method, function, constructor = Kind.METHOD, Kind.FUNCTION, Kind.CONSTRUCTOR
+    named_constructor = spec.name != "python"
+    for item in ranked:
+        _, start, end, d = item
+        while stack and stack[-1][2] < end:
             stack.pop()
-        if go and d.kind is Kind.METHOD and d.node.type == "method_declaration":
+        kind = d.kind
+        if go and kind is method and d.node.type == "method_declaration":
             d.container = _receiver_type(d.node)
         else:
-            if stack and stack[-1][0] == start and stack[-1][1] == end:
+            if not stack:
+                parent = None
+            elif stack[-1][1] == start and stack[-1][2] == end:
                 parent = _enclosing(d.node, by_node)
             else:
-                parent = stack[-1][2] if stack else None
+                parent = stack[-1][3]
             if parent is not None:
                 d.container = _qualified(parent.container, parent.name)
-                if parent.kind in _CLASS_LIKE and d.kind is Kind.FUNCTION:
-                    d.kind = Kind.METHOD
+                if kind is function and parent.kind in _CLASS_LIKE:
+                    d.kind = kind = method
                 d.local = parent.local or parent.kind in _CALLABLE
         if d.scope:
             d.container = f"{d.container}.{d.scope}" if d.container else d.scope
-        _split_qualified(d)
-        if d.kind is Kind.METHOD and d.name == "constructor" and spec.name != "python":
-            d.kind = Kind.CONSTRUCTOR
-        if d.kind in _DATA_KINDS and _CONSTANT_NAME.match(d.name):
+        name = d.name
+        if "." in name or ":" in name or "\\" in name:  # `_QUALIFIER`: few names
+            _split_qualified(d)
+            name = d.name
+        if kind is method:
+            if name == "constructor" and named_constructor:
+                d.kind = constructor
+            elif d.container.rsplit(".", 1)[-1] == name:
+                d.kind = constructor  # C++, C#, Java: the class's own name
+        elif kind in _DATA_KINDS and _CONSTANT_NAME.match(name):
             d.kind = Kind.CONSTANT
-        if d.kind is Kind.METHOD and d.container.rsplit(".", 1)[-1] == d.name:
-            d.kind = Kind.CONSTRUCTOR  # C++, C#, Java: the class's own name
-        stack.append((start, end, d))
+        stack.append(item)
 
     return definitions
 
@@ -267,8 +292,6 @@ def _split_qualified(d: _Definition) -> None:
     (Elixir), `Shop\\Model` (PHP): the last part is the name a person types,
     the rest joins the container."""
     name = d.name
-    if not ("." in name or ":" in name or "\\" in name):  # no `_QUALIFIER`: most names, quickly
-        return
     if not _QUALIFIER.search(name) or name.startswith(("operator", ".")):
         return
     parts = [p for p in _QUALIFIER.split(d.name) if p]
@@ -277,10 +300,6 @@ def _split_qualified(d: _Definition) -> None:
     owner = ".".join(parts[:-1])
     d.name = parts[-1]
     d.container = f"{d.container}.{owner}" if d.container else owner
-
-
-def _name_start(d: _Definition) -> int:
-    return d.at
 
 
 def _type_name(node: ts.Node) -> str:
