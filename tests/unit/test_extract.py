@@ -117,6 +117,48 @@ def test_snippets(path: str, source: bytes, expected: list[tuple[str, str, str, 
     assert table(path, source) == expected
 
 
+@pytest.mark.parametrize(
+    ("path", "source", "expected"),
+    [
+        (
+            "together.c",
+            b"struct s { int x, y; char *p, *q; };\n",
+            [("STRUCT", "", "s", 1), ("FIELD", "s", "x", 1), ("FIELD", "s", "y", 1),
+             ("FIELD", "s", "p", 1), ("FIELD", "s", "q", 1)],
+        ),
+        (
+            "together.go",
+            b"package p\ntype T struct {\n\tA, B int\n}\nfunc F() {\n\ttype u struct{ c, d int }\n}\n",
+            [("STRUCT", "", "T", 2), ("FIELD", "T", "A", 3), ("FIELD", "T", "B", 3),
+             ("FUNCTION", "", "F", 5), ("STRUCT", "F", "u", 6), ("FIELD", "F.u", "c", 6),
+             ("FIELD", "F.u", "d", 6)],
+        ),
+        (
+            "Together.java",
+            b"class K {\n  int a, b;\n  static final int MAX_A = 1, MAX_B = 2;\n}\n",
+            [("CLASS", "", "K", 1), ("FIELD", "K", "a", 2), ("FIELD", "K", "b", 2),
+             ("CONSTANT", "K", "MAX_A", 3), ("CONSTANT", "K", "MAX_B", 3)],
+        ),
+        (
+            "together.py",
+            b"RED, GREEN = range(2)\n",
+            [("CONSTANT", "", "RED", 1), ("CONSTANT", "", "GREEN", 1)],
+        ),
+    ],
+)  # fmt: skip
+def test_names_declared_together_each_have_their_container(
+    path: str, source: bytes, expected: list[tuple[str, str, str, int]]
+) -> None:
+    """They share one declaration node. All but the last were left without
+    their container, without the constant kind of an ALL_CAPS name, and not
+    local inside a function."""
+    assert table(path, source) == expected
+    spec = language_for_path(path)
+    assert spec is not None
+    local = {s.name for s in extract_symbols(source, spec, "/ws", path) if s.local}
+    assert local == ({"u", "c", "d"} if path.endswith(".go") else set())
+
+
 def test_imports_are_not_definitions() -> None:
     assert table("reexport.py", b"from .x import Name\nimport os\n") == []
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import logging
 import re
 from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 
@@ -232,7 +233,9 @@ def _definitions(source: bytes, spec: LanguageSpec) -> list[_Definition]:
     # The nearest enclosing definition comes off a stack of the open ones
     # (tree nodes nest by byte range), not from walking each node's parents;
     # two nodes with the same range fall back to the walk. Sorted by start,
-    # then the longer first: one number, `start << 32 | ~end`.
+    # then the longer first: one number, `start << 32 | ~end`. Names
+    # declared together (`int x, y;`, Go's `A, B int`) share a node, which
+    # `by_node` holds once: each is ranked, the earlier names first.
     ranked = [
         (
             (start := (node := d.node).start_byte) << 32 | (_LOW - (end := node.end_byte)),
@@ -240,7 +243,7 @@ def _definitions(source: bytes, spec: LanguageSpec) -> list[_Definition]:
             end,
             d,
         )
-        for d in by_node.values()
+        for d in _with_names_declared_together(by_node, definitions, holders)
     ]
     ranked.sort(key=_FIRST)
     stack: list[tuple[int, int, int, _Definition]] = []
@@ -282,6 +285,27 @@ def _definitions(source: bytes, spec: LanguageSpec) -> list[_Definition]:
         stack.append(item)
 
     return definitions
+
+
+def _with_names_declared_together(
+    by_node: dict[int, _Definition], definitions: list[_Definition], holders: list[_Definition]
+) -> Iterable[_Definition]:
+    """`by_node`'s definitions, each preceded by the others of its node (in
+    file order), which `by_node` does not hold."""
+    if not holders and len(by_node) == len(definitions):
+        return by_node.values()  # one definition per node: most files
+    together: dict[int, list[_Definition]] = {}
+    for d in definitions:
+        key = d.node.id
+        if by_node[key] is not d:
+            together.setdefault(key, []).append(d)
+    if not together:
+        return by_node.values()
+    every: list[_Definition] = []
+    for d in by_node.values():
+        every.extend(together.get(d.node.id, ()))
+        every.append(d)
+    return every
 
 
 _QUALIFIER = re.compile(r"::|\.|\\")

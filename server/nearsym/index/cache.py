@@ -54,13 +54,14 @@ from nearsym.index.allocator import trim
 
 log = logging.getLogger(__name__)
 
-FORMAT = 16
+FORMAT = 17
 """Bumped whenever what a stored record means changes (12: the kind byte
 carries the deprecated bit; 13: paths as bytes, a CRC-32 per row and per
 snapshot part, a key per settings; 14: a record carries the file's mentions
 and a snapshot the mention counts; 15: a snapshot part's data is its row's
-last column; 16: mention keys are `extract.mentions`' hash, not CRC-32),
-so an older cache is discarded, not misread."""
+last column; 16: mention keys are `extract.mentions`' hash, not CRC-32; 17:
+each of the names declared together, `int x, y;`, has its container, where
+only the last had), so an older cache is discarded, not misread."""
 RACY_SECONDS = 2.0
 
 
@@ -82,6 +83,7 @@ def stamp() -> str:
                         sorted(skim.guarded),
                         skim.inner,
                         sorted(skim.blocks),
+                        sorted(skim.flat),
                         skim.raw_quote,
                         skim.lone_brace,
                         skim.flush,
