@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,6 +34,18 @@ def test_the_install_built_the_c_scans() -> None:
     assert native.mentions_of is _scan().mentions_of
     assert native.find_folds is _scan().find_folds
     assert set(folds.NATIVE_FLUSH.values()) == {0, _scan().FLUSH_HASH | _scan().FLUSH_LABEL}
+    assert native.spelled is _scan().spelled
+
+
+def test_every_skim_has_its_inner_tokens_in_c() -> None:
+    """The C scan holds the regexes it was written from; each skim's are
+    them word for word (an edit to one in `languages` fails here, and
+    until the C follows it that skim is scanned in Python)."""
+    skims = {spec.name: spec.skim for spec in LANGUAGES if spec.skim is not None}
+    assert set(skims) == {"go", "java", "c"}
+    assert {name: skim.inner in native.SPELLED for name, skim in skims.items()} == dict.fromkeys(
+        skims, True
+    )
 
 
 # Identifier bytes, digits, the separators that end them, a NUL, and bytes
@@ -137,3 +150,53 @@ def test_c_folds_are_pythons_on_the_traps_and_real_sources() -> None:
         both_folds(source, hits, spec.skim)
         folded += len(folds.find_folds(source, hits, spec.skim))
     assert folded > 20
+
+
+# What the inner tokens' regexes tell apart: their words and others that
+# hold them, word bytes and `$` and `.` before them, every kind of space,
+# the braces, slashes, parentheses and arrows after them, and Java's
+# literals with their escapes, semicolons and line ends.
+TOKEN_PARTS = [
+    b"type", b"struct", b"interface", b"new", b"class", b"enum", b"record", b"define",
+    b"typedef", b"union", b"x", b"_", b"9", b"$", b".", b" ", b"\t", b"\n", b"\r", b"\f",
+    b"\v", b"{", b"}", b"/", b"(", b")", b"-", b">", b"->", b";", b'"', b"'", b"\\", b"\0",
+    b"\xc3\xa9", b"#", b"@", b"types", b"newer",
+]  # fmt: skip
+TOKENS = st.lists(st.sampled_from(TOKEN_PARTS), max_size=60).map(b"".join)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(TOKENS, st.sampled_from(["go", "java", "c"]))
+def test_c_spelled_tokens_are_pythons_on_any_text(source: bytes, language: str) -> None:
+    spec = next(s for s in LANGUAGES if s.name == language)
+    assert spec.skim is not None
+    python = spelled_tokens(source, load_grammar(spec).inner)
+    assert _scan().spelled(source, native.SPELLED[spec.skim.inner]) == python
+    assert folds.inner_hits(source, spec) == python
+
+
+def test_c_spelled_tokens_are_pythons_on_the_traps_and_real_sources() -> None:
+    from . import test_skim
+
+    sources: list[tuple[str, bytes]] = []
+    for name in ("GO_FOLD_TRAPS", "C_FOLD_TRAPS", "JAVA_FOLD_TRAPS"):
+        suffix = {"G": "a.go", "C": "a.c", "J": "A.java"}[name[0]]
+        sources += [(suffix, text) for text in getattr(test_skim, name).values()]
+    sources += [("a.go", test_skim.GO_HIDDEN), ("a.c", test_skim.C_HIDDEN)]
+    sources += [("A.java", test_skim.JAVA_HIDDEN)]
+    for pattern in ("*.go", "*.java", "*.c", "*.h"):
+        sources += [(p.name, p.read_bytes()) for p in sorted((ROOT / "tests").rglob(pattern))]
+    sources += [("a.c", p.read_bytes()) for p in sorted((ROOT / "server").rglob("*.c"))]
+    found = 0
+    for path, source in sources:
+        spec = language_for_path(path)
+        assert spec is not None and spec.skim is not None
+        python = spelled_tokens(source, load_grammar(spec).inner)
+        assert folds.inner_hits(source, spec) == python, path
+        found += len(python)
+    assert found > 100
+
+
+def test_c_spelled_tokens_refuses_a_skim_it_does_not_know() -> None:
+    with pytest.raises(ValueError, match="no skim numbered 9"):
+        _scan().spelled(b"type T int", 9)

@@ -4,7 +4,8 @@
  * it and gives the same result (tests/unit/test_scan.py checks both on
  * random and on real sources); the Python one runs where this module was
  * not built (no compiler at install time). Design notes are at the Python
- * functions: `mentions.mentions_of`, `folds.find_folds`.
+ * functions: `mentions.mentions_of`, `folds.find_folds`,
+ * `folds.spelled_tokens`.
  *
  * The scans hold no Python object while they run, so they release the
  * interpreter lock: a server's thread that indexes an edit does not stop
@@ -587,9 +588,347 @@ done:
     return result;
 }
 
+/* ---- spelled_tokens: where a skim's inner tokens are spelled -------------
+ *
+ * `folds.spelled_tokens` finds each token's word and matches its regex
+ * there. Here each regex of the three skims below is a function written
+ * from it: bytes patterns, so `\w` is [A-Za-z0-9_] and `\s` is
+ * [ \t\n\r\f\v]. `SPELLED` carries the regexes these were written from;
+ * `native.py` uses this scan only for a skim whose `inner` is one of them
+ * word for word, so a pattern edited in `languages` falls back to Python
+ * instead of being scanned by rules it no longer states. */
+
+#define SKIM_GO 1
+#define SKIM_JAVA 2
+#define SKIM_C 3
+
+static inline int
+re_word(unsigned char c)
+{
+    return is_word((char)c);
+}
+
+static inline int
+re_space(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static inline Py_ssize_t
+skip_spaces(const unsigned char *s, Py_ssize_t n, Py_ssize_t j)
+{
+    while (j < n && re_space(s[j]))
+        j++;
+    return j;
+}
+
+/* `\b` after a word that ends at `e` (its last byte is a word byte). */
+static inline int
+word_ends(const unsigned char *s, Py_ssize_t n, Py_ssize_t e)
+{
+    return e >= n || !re_word(s[e]);
+}
+
+/* `(?<!\w)` at `i`. */
+static inline int
+word_starts(const unsigned char *s, Py_ssize_t i)
+{
+    return i == 0 || !re_word(s[i - 1]);
+}
+
+/* Go's `(?<!\w)type\b(?!\s*\))`. */
+static int
+go_type(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
+{
+    if (!word_starts(s, i) || !word_ends(s, n, i + 4))
+        return 0;
+    Py_ssize_t j = skip_spaces(s, n, i + 4);
+    return !(j < n && s[j] == ')');
+}
+
+/* Go's `(?<!\w)WORD\s*(?:/|\{\s*[^\s}])` (`struct`, `interface`). */
+static int
+go_body(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, Py_ssize_t size)
+{
+    if (!word_starts(s, i))
+        return 0;
+    Py_ssize_t j = skip_spaces(s, n, i + size);
+    if (j < n && s[j] == '/')
+        return 1;
+    if (!(j < n && s[j] == '{'))
+        return 0;
+    j = skip_spaces(s, n, j + 1);
+    return j < n && s[j] != '}';
+}
+
+/* C's `(?<!\w)WORD\b[\w\s]*+[{/]` (`struct`, `union`, `enum`). */
+static int
+c_body(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, Py_ssize_t size)
+{
+    if (!word_starts(s, i) || !word_ends(s, n, i + size))
+        return 0;
+    Py_ssize_t j = i + size;
+    while (j < n && (re_word(s[j]) || re_space(s[j])))
+        j++;
+    return j < n && (s[j] == '{' || s[j] == '/');
+}
+
+/* Java's `(?<![\w$.])WORD\b` (`class`, `interface`, `enum`, `record`). */
+static int
+java_word(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, Py_ssize_t size)
+{
+    if (i > 0 && (re_word(s[i - 1]) || s[i - 1] == '$' || s[i - 1] == '.'))
+        return 0;
+    return word_ends(s, n, i + size);
+}
+
+/* The end of a clean literal opened by `quote` at `p` (`"(?:[^"\\\n;]++|\\.)*+"`,
+ * and the same with `'`), or -1 where it is not one. */
+static Py_ssize_t
+clean_literal(const unsigned char *s, Py_ssize_t n, Py_ssize_t p, unsigned char quote)
+{
+    Py_ssize_t q = p + 1;
+    while (q < n) {
+        unsigned char c = s[q];
+        if (c == quote)
+            return q + 1;
+        if (c == '\n' || c == ';')
+            return -1;
+        if (c == '\\') {
+            if (q + 1 < n && s[q + 1] != '\n') {
+                q += 2;
+                continue;
+            }
+            return -1;
+        }
+        q++;
+    }
+    return -1;
+}
+
+/* Java's `new`: `(?<![\w$])new\b`, then possessively any run of bytes but
+ * `;"'-)`, a `-` not before `>`, a `)` not before `\s*[{/]`, or a clean
+ * string or char literal; and there a `)`, a `->` or a quote. */
+static int
+java_new(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
+{
+    if (i > 0 && (re_word(s[i - 1]) || s[i - 1] == '$'))
+        return 0;
+    if (!word_ends(s, n, i + 3))
+        return 0;
+    Py_ssize_t p = i + 3;
+    while (p < n) {
+        unsigned char c = s[p];
+        switch (c) {
+        case ';':
+            return 0;
+        case '-':
+            if (p + 1 < n && s[p + 1] == '>')
+                return 1;
+            p++;
+            break;
+        case ')': {
+            Py_ssize_t j = skip_spaces(s, n, p + 1);
+            if (j < n && (s[j] == '{' || s[j] == '/'))
+                return 1;
+            p++;
+            break;
+        }
+        case '"':
+        case '\'': {
+            Py_ssize_t q = clean_literal(s, n, p, c);
+            if (q < 0)
+                return 1;
+            p = q;
+            break;
+        }
+        default:
+            p++;
+        }
+    }
+    return 0;
+}
+
+typedef struct {
+    const char *word;
+    int (*test)(const unsigned char *, Py_ssize_t, Py_ssize_t, Py_ssize_t);
+} Token;
+
+static int
+go_type_token(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, Py_ssize_t size)
+{
+    (void)size;
+    return go_type(s, n, i);
+}
+
+static int
+java_new_token(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, Py_ssize_t size)
+{
+    (void)size;
+    return java_new(s, n, i);
+}
+
+static int
+c_directive(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, Py_ssize_t size)
+{
+    return word_ends(s, n, i + size); /* `define\b`, `typedef\b` */
+}
+
+static const Token go_tokens[] = {
+    {"type", go_type_token}, {"struct", go_body}, {"interface", go_body}, {NULL, NULL},
+};
+static const Token java_tokens[] = {
+    {"new", java_new_token}, {"class", java_word}, {"interface", java_word},
+    {"enum", java_word}, {"record", java_word}, {NULL, NULL},
+};
+static const Token c_tokens[] = {
+    {"define", c_directive}, {"typedef", c_directive}, {"struct", c_body},
+    {"union", c_body}, {"enum", c_body}, {NULL, NULL},
+};
+
+/* The regexes the functions above were written from, as `languages` spells
+ * them, in the order of the tokens. */
+static const char *go_patterns[] = {
+    "(?<!\\w)type\\b(?!\\s*\\))",
+    "(?<!\\w)struct\\s*(?:/|\\{\\s*[^\\s}])",
+    "(?<!\\w)interface\\s*(?:/|\\{\\s*[^\\s}])",
+};
+static const char *java_patterns[] = {
+    "(?<![\\w$])new\\b(?:[^;\\\"'\\-)]++|-(?!>)|\\)(?!\\s*[{/])|\\\"(?:[^\\\"\\\\\\n;]++|\\\\.)*+"
+    "\\\"|'(?:[^'\\\\\\n;]|\\\\.)*+')*+(?:\\)|->|[\\\"'])",
+    "(?<![\\w$.])class\\b",
+    "(?<![\\w$.])interface\\b",
+    "(?<![\\w$.])enum\\b",
+    "(?<![\\w$.])record\\b",
+};
+static const char *c_patterns[] = {
+    "define\\b",
+    "typedef\\b",
+    "(?<!\\w)struct\\b[\\w\\s]*+[{/]",
+    "(?<!\\w)union\\b[\\w\\s]*+[{/]",
+    "(?<!\\w)enum\\b[\\w\\s]*+[{/]",
+};
+
+static int
+compare_offsets(const void *a, const void *b)
+{
+    Py_ssize_t x = *(const Py_ssize_t *)a, y = *(const Py_ssize_t *)b;
+    return (x > y) - (x < y);
+}
+
+PyDoc_STRVAR(spelled_doc,
+"spelled(source, skim) -> list[int]\n\n"
+"`folds.spelled_tokens` for the skim numbered `skim` (see SPELLED).");
+
+static PyObject *
+spelled(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer source;
+    int skim;
+    if (!PyArg_ParseTuple(args, "y*i", &source, &skim))
+        return NULL;
+    const Token *tokens = skim == SKIM_GO ? go_tokens
+                          : skim == SKIM_JAVA ? java_tokens
+                          : skim == SKIM_C ? c_tokens
+                          : NULL;
+    if (tokens == NULL) {
+        PyBuffer_Release(&source);
+        PyErr_Format(PyExc_ValueError, "no skim numbered %d", skim);
+        return NULL;
+    }
+    const unsigned char *s = source.buf;
+    Py_ssize_t n = source.len;
+    Py_ssize_t room = 64, count = 0;
+    Py_ssize_t *found = PyMem_RawMalloc((size_t)room * sizeof(Py_ssize_t));
+    int no_memory = found == NULL;
+    Py_BEGIN_ALLOW_THREADS
+    for (const Token *t = tokens; t->word != NULL && !no_memory; t++) {
+        Py_ssize_t size = (Py_ssize_t)strlen(t->word);
+        const unsigned char *at = size <= n ? memmem(s, (size_t)n, t->word, (size_t)size) : NULL;
+        while (at != NULL) {
+            Py_ssize_t i = at - s;
+            if (t->test(s, n, i, size)) {
+                if (count == room) {
+                    Py_ssize_t *grown = PyMem_RawRealloc(found, (size_t)room * 2 * sizeof(Py_ssize_t));
+                    if (grown == NULL) {
+                        no_memory = 1;
+                        break;
+                    }
+                    found = grown;
+                    room *= 2;
+                }
+                found[count++] = i;
+            }
+            at = i + 1 + size <= n ? memmem(at + 1, (size_t)(n - i - 1), t->word, (size_t)size) : NULL;
+        }
+    }
+    if (!no_memory)
+        qsort(found, (size_t)count, sizeof(Py_ssize_t), compare_offsets);
+    Py_END_ALLOW_THREADS
+    PyObject *result = NULL;
+    if (no_memory) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = PyList_New(count);
+    if (result == NULL)
+        goto done;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *offset = PyLong_FromSsize_t(found[k]);
+        if (offset == NULL) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        PyList_SET_ITEM(result, k, offset);
+    }
+done:
+    PyMem_RawFree(found);
+    PyBuffer_Release(&source);
+    return result;
+}
+
+/* ((number, ((word, pattern), ...)), ...): what `spelled` scans for. */
+static PyObject *
+spelled_skims(void)
+{
+    const Token *tokens[] = {go_tokens, java_tokens, c_tokens};
+    const char **patterns[] = {go_patterns, java_patterns, c_patterns};
+    const int numbers[] = {SKIM_GO, SKIM_JAVA, SKIM_C};
+    PyObject *all = PyTuple_New(3);
+    if (all == NULL)
+        return NULL;
+    for (int k = 0; k < 3; k++) {
+        Py_ssize_t size = 0;
+        while (tokens[k][size].word != NULL)
+            size++;
+        PyObject *inner = PyTuple_New(size);
+        if (inner == NULL) {
+            Py_DECREF(all);
+            return NULL;
+        }
+        for (Py_ssize_t i = 0; i < size; i++) {
+            PyObject *pair = Py_BuildValue("(yy)", tokens[k][i].word, patterns[k][i]);
+            if (pair == NULL) {
+                Py_DECREF(inner);
+                Py_DECREF(all);
+                return NULL;
+            }
+            PyTuple_SET_ITEM(inner, i, pair);
+        }
+        PyObject *entry = Py_BuildValue("(iN)", numbers[k], inner);
+        if (entry == NULL) {
+            Py_DECREF(all);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(all, k, entry);
+    }
+    return all;
+}
+
 static PyMethodDef scan_methods[] = {
     {"mentions_of", mentions_of, METH_O, mentions_of_doc},
     {"find_folds", find_folds, METH_VARARGS, find_folds_doc},
+    {"spelled", spelled, METH_VARARGS, spelled_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -607,11 +946,18 @@ PyInit__scan(void)
     if (module == NULL)
         return NULL;
     /* Raised with any change to what the scans give (`native.VERSION`). */
-    if (PyModule_AddIntConstant(module, "VERSION", 1) < 0
+    if (PyModule_AddIntConstant(module, "VERSION", 2) < 0
         || PyModule_AddIntConstant(module, "FLUSH_HASH", FLUSH_HASH) < 0
         || PyModule_AddIntConstant(module, "FLUSH_LABEL", FLUSH_LABEL) < 0) {
         Py_DECREF(module);
         return NULL;
     }
+    PyObject *skims = spelled_skims();
+    if (skims == NULL || PyModule_AddObjectRef(module, "SPELLED", skims) < 0) {
+        Py_XDECREF(skims);
+        Py_DECREF(module);
+        return NULL;
+    }
+    Py_DECREF(skims);
     return module;
 }

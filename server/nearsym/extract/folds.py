@@ -22,6 +22,9 @@ when its text spells an inner token (`spelled_tokens`).
 with the same rules and the same folds: on Go's library 0.15 CPU seconds
 where Python took 0.47. The C scan knows the skims' `flush` lines by
 their pattern (`NATIVE_FLUSH`); a skim with another falls back to Python.
+So does `spelled_tokens` (`inner_hits`): the C scan holds the regexes its
+matchers were written from, and a skim whose tokens differ from them by
+a byte is scanned in Python.
 """
 
 from __future__ import annotations
@@ -307,5 +310,17 @@ def skimmed(source: bytes, spec: LanguageSpec) -> tuple[bytes, list[int], ts.Tre
     which keeps every offset."""
     if b"\0" in source:
         source = source.replace(b"\0", b" ")
-    hits = spelled_tokens(source, load_grammar(spec).inner) if spec.skim is not None else []
+    hits = inner_hits(source, spec)
     return source, hits, parse(source, spec, hits)
+
+
+def inner_hits(source: bytes, spec: LanguageSpec) -> list[int]:
+    """`spelled_tokens` of the skim's inner tokens (none without a skim), in
+    C where the scan was built and knows the skim's patterns
+    (`native.SPELLED`)."""
+    if spec.skim is None:
+        return []
+    number = native.SPELLED.get(spec.skim.inner)
+    if number is not None and native.spelled is not None:
+        return native.spelled(source, number)
+    return spelled_tokens(source, load_grammar(spec).inner)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-VERSION = 1
+VERSION = 2
 """`_scan.c`'s own `VERSION`: raised with any change to what its scans give."""
 
 mentions_of: Callable[[Sequence[bytes]], list[bytes]] | None = None
@@ -17,6 +17,12 @@ find_folds: Callable[[bytes, list[int], bool, int, bytes], list[tuple[int, int]]
 """`folds.folds_in_python` in C, with the skim's fields as arguments."""
 FLUSH_HASH = FLUSH_LABEL = 0
 """`find_folds`'s flags for a skim's `flush` lines: `#...`, and `label:`."""
+spelled: Callable[[bytes, int], list[int]] | None = None
+"""`folds.spelled_tokens` in C, for a skim `SPELLED` numbers."""
+SPELLED: dict[tuple[tuple[bytes, bytes], ...], int] = {}
+"""The skims' `inner` tokens (word, regex) `spelled` was written from, each
+to its number: a skim whose `inner` is not one of them word for word is
+scanned in Python."""
 
 try:
     from nearsym.extract import _scan
@@ -26,3 +32,5 @@ else:
     if getattr(_scan, "VERSION", None) == VERSION:
         mentions_of, find_folds = _scan.mentions_of, _scan.find_folds
         FLUSH_HASH, FLUSH_LABEL = _scan.FLUSH_HASH, _scan.FLUSH_LABEL
+        spelled = _scan.spelled
+        SPELLED = {inner: number for number, inner in _scan.SPELLED}
