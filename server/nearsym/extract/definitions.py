@@ -12,6 +12,8 @@ query once over the tree and then does what a query cannot:
 - The container of a definition is the qualified name of the nearest
   enclosing definition (`Outer.Inner` for a method of a nested class); a Go
   method's container is its receiver's type name.
+- Names declared together (`int x, y;`) share their declaration's node;
+  each is placed as if it had its own.
 - A function whose nearest enclosing definition is a class-like one is a
   method; a definition inside a function (at any depth) is local; a method
   named `constructor` (JS/TS) is a constructor; an ALL_CAPS module

@@ -34,9 +34,9 @@ class Skim:
     `guarded` child (a function, a field) whose text spells none of the
     tokens a definition inside it must spell (`inner`: a word, and a bytes
     regex matched where the word occurs, which is far quicker than a regex
-    search), and a `flat` child, which nothing below can match. The test is on the text, so a comment or a string holding a
-    token only costs a walk: the result is the full query's, which tests
-    check.
+    search), and a `flat` child, which nothing below can match. The test
+    is on the text, so a comment or a string holding a token only costs a
+    walk: the result is the full query's, which tests check.
     """
 
     outline: frozenset[str]
