@@ -107,6 +107,12 @@ def test_go() -> None:
             [("FUNCTION", "", "App", 1), ("FUNCTION", "", "Button", 2)],
         ),
         (
+            "oneline.kt",  # the grammar reads this body as an enum's, holding an error
+            b"class K { fun f() {} }\n\nenum class E { A }\n",
+            [("CLASS", "", "K", 1), ("METHOD", "K", "f", 1), ("ENUM", "", "E", 3),
+             ("ENUM_MEMBER", "E", "A", 3)],
+        ),
+        (
             "broken.py",
             b"def ok():\n    pass\n\ndef broken(:\n\nclass Fine:\n    pass\n",
             [("FUNCTION", "", "ok", 1), ("FUNCTION", "", "broken", 4), ("CLASS", "", "Fine", 6)],

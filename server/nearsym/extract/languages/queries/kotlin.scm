@@ -2,7 +2,9 @@
 ; properties, enum entries, type aliases, secondary constructors.
 
 (class_declaration "interface" name: (identifier) @name) @definition.interface
-(class_declaration name: (identifier) @name (enum_class_body)) @definition.enum
+; An enum is `enum class`: the grammar reads a class body on one line,
+; `class Tag { fun f() {} }`, as an enum's body holding an error.
+(class_declaration (modifiers (class_modifier "enum")) name: (identifier) @name (enum_class_body)) @definition.enum
 (class_declaration name: (identifier) @name) @definition.class
 (object_declaration name: (identifier) @name) @definition.class
 (companion_object name: (identifier) @name) @definition.class
