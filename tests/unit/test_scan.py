@@ -131,7 +131,9 @@ def test_every_skim_that_folds_has_its_flush_lines_in_c() -> None:
     assert all(skim.flush in folds.NATIVE_FLUSH for skim in fold_skims())
 
 
-def test_c_folds_are_pythons_on_the_traps_and_real_sources() -> None:
+def traps_and_fixtures() -> list[tuple[str, bytes]]:
+    """(a file name, its text): the skims' traps and hidden definitions
+    from `test_skim`, and the Go, Java and C fixtures."""
     from . import test_skim
 
     sources: list[tuple[str, bytes]] = []
@@ -139,11 +141,16 @@ def test_c_folds_are_pythons_on_the_traps_and_real_sources() -> None:
         suffix = {"G": "a.go", "C": "a.c", "J": "A.java"}[name[0]]
         sources += [(suffix, text) for text in getattr(test_skim, name).values()]
     sources += [("a.go", test_skim.GO_HIDDEN), ("a.c", test_skim.C_HIDDEN)]
+    sources += [("A.java", test_skim.JAVA_HIDDEN)]
     fixtures = ROOT / "tests" / "fixtures"
     for pattern in ("*.go", "*.java", "*.c", "*.h"):
         sources += [(p.name, p.read_bytes()) for p in sorted(fixtures.rglob(pattern))]
+    return sources
+
+
+def test_c_folds_are_pythons_on_the_traps_and_real_sources() -> None:
     folded = 0
-    for path, source in sources:
+    for path, source in traps_and_fixtures():
         spec = language_for_path(path)
         assert spec is not None and spec.skim is not None
         hits = spelled_tokens(source, load_grammar(spec).inner)
@@ -176,16 +183,7 @@ def test_c_spelled_tokens_are_pythons_on_any_text(source: bytes, language: str) 
 
 
 def test_c_spelled_tokens_are_pythons_on_the_traps_and_real_sources() -> None:
-    from . import test_skim
-
-    sources: list[tuple[str, bytes]] = []
-    for name in ("GO_FOLD_TRAPS", "C_FOLD_TRAPS", "JAVA_FOLD_TRAPS"):
-        suffix = {"G": "a.go", "C": "a.c", "J": "A.java"}[name[0]]
-        sources += [(suffix, text) for text in getattr(test_skim, name).values()]
-    sources += [("a.go", test_skim.GO_HIDDEN), ("a.c", test_skim.C_HIDDEN)]
-    sources += [("A.java", test_skim.JAVA_HIDDEN)]
-    for pattern in ("*.go", "*.java", "*.c", "*.h"):
-        sources += [(p.name, p.read_bytes()) for p in sorted((ROOT / "tests").rglob(pattern))]
+    sources = traps_and_fixtures()
     sources += [("a.c", p.read_bytes()) for p in sorted((ROOT / "server").rglob("*.c"))]
     found = 0
     for path, source in sources:

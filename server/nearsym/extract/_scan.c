@@ -502,6 +502,71 @@ fold_at(const FoldScan *f, Py_ssize_t brace)
     return close;
 }
 
+/* Offsets found while the interpreter lock is released, in a buffer that
+ * doubles as it fills (the raw allocator needs no lock). `failed` is set
+ * once it could not grow; what was pushed after that is lost. */
+typedef struct {
+    Py_ssize_t *at;
+    Py_ssize_t count, room;
+    int failed;
+} Offsets;
+
+static void
+offsets_init(Offsets *o)
+{
+    o->count = 0;
+    o->room = 128;
+    o->at = PyMem_RawMalloc((size_t)o->room * sizeof(Py_ssize_t));
+    o->failed = o->at == NULL;
+}
+
+static void
+offsets_push(Offsets *o, Py_ssize_t value)
+{
+    if (o->failed)
+        return;
+    if (o->count == o->room) {
+        Py_ssize_t *grown = PyMem_RawRealloc(o->at, (size_t)o->room * 2 * sizeof(Py_ssize_t));
+        if (grown == NULL) {
+            o->failed = 1;
+            return;
+        }
+        o->at = grown;
+        o->room *= 2;
+    }
+    o->at[o->count++] = value;
+}
+
+/* The offsets as a list of ints, or with `pairs` of (a, b) tuples of
+ * consecutive ones; NULL with MemoryError where the buffer failed. Frees
+ * the buffer. */
+static PyObject *
+offsets_list(Offsets *o, int pairs)
+{
+    PyObject *result = NULL;
+    if (o->failed) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t width = pairs ? 2 : 1, size = o->count / width;
+    result = PyList_New(size);
+    if (result == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < size; i++) {
+        PyObject *item = pairs ? Py_BuildValue("(nn)", o->at[2 * i], o->at[2 * i + 1])
+                               : PyLong_FromSsize_t(o->at[i]);
+        if (item == NULL) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        PyList_SET_ITEM(result, i, item);
+    }
+done:
+    PyMem_RawFree(o->at);
+    o->at = NULL;
+    return result;
+}
+
 PyDoc_STRVAR(find_folds_doc,
 "find_folds(source, hits, lone_brace, flush, raw_quote) -> list[tuple[int, int]]\n\n"
 "`nearsym.extract.folds.find_folds`, with the skim's fields as arguments:\n"
@@ -516,8 +581,7 @@ find_folds(PyObject *Py_UNUSED(module), PyObject *args)
     if (!PyArg_ParseTuple(args, "y*Opiy*", &source, &hit_list, &lone_brace, &flush, &quote))
         return NULL;
     PyObject *result = NULL, *hits_seq = NULL;
-    Py_ssize_t *hits = NULL, *found = NULL;
-    Py_ssize_t count = 0;
+    Py_ssize_t *hits = NULL;
     if (quote.len == 0) {
         PyErr_SetString(PyExc_ValueError, "raw_quote must not be empty");
         goto done;
@@ -537,50 +601,24 @@ find_folds(PyObject *Py_UNUSED(module), PyObject *args)
             goto done;
     }
     FoldScan f = {source.buf, source.len, hits, nhits, lone_brace, flush, quote.buf, quote.len};
-    Py_ssize_t room = 64;
-    found = PyMem_RawMalloc((size_t)room * 2 * sizeof(Py_ssize_t));
-    int no_memory = found == NULL;
+    Offsets found; /* (open, close) of each fold, in turn */
+    offsets_init(&found);
     Py_BEGIN_ALLOW_THREADS
     const char *s = f.s;
     const char *next = f.n >= 2 ? memmem(s, (size_t)f.n, "{\n", 2) : NULL;
-    while (next != NULL && !no_memory) {
+    while (next != NULL && !found.failed) {
         Py_ssize_t at = next - s;
         Py_ssize_t close = fold_at(&f, at);
         if (close) {
-            if (count == room) {
-                Py_ssize_t *grown = PyMem_RawRealloc(found, (size_t)room * 4 * sizeof(Py_ssize_t));
-                if (grown == NULL) {
-                    no_memory = 1;
-                    break;
-                }
-                found = grown;
-                room *= 2;
-            }
-            found[2 * count] = at;
-            found[2 * count + 1] = close;
-            count++;
+            offsets_push(&found, at);
+            offsets_push(&found, close);
         }
         Py_ssize_t from = close ? close : at + 2;
         next = from + 2 <= f.n ? memmem(s + from, (size_t)(f.n - from), "{\n", 2) : NULL;
     }
     Py_END_ALLOW_THREADS
-    if (no_memory) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    result = PyList_New(count);
-    if (result == NULL)
-        goto done;
-    for (Py_ssize_t i = 0; i < count; i++) {
-        PyObject *pair = Py_BuildValue("(nn)", found[2 * i], found[2 * i + 1]);
-        if (pair == NULL) {
-            Py_CLEAR(result);
-            goto done;
-        }
-        PyList_SET_ITEM(result, i, pair);
-    }
+    result = offsets_list(&found, 1);
 done:
-    PyMem_RawFree(found);
     PyMem_Free(hits);
     Py_XDECREF(hits_seq);
     PyBuffer_Release(&source);
@@ -838,53 +876,24 @@ spelled(PyObject *Py_UNUSED(module), PyObject *args)
     }
     const unsigned char *s = source.buf;
     Py_ssize_t n = source.len;
-    Py_ssize_t room = 64, count = 0;
-    Py_ssize_t *found = PyMem_RawMalloc((size_t)room * sizeof(Py_ssize_t));
-    int no_memory = found == NULL;
+    Offsets found;
+    offsets_init(&found);
     Py_BEGIN_ALLOW_THREADS
-    for (const Token *t = tokens; t->word != NULL && !no_memory; t++) {
+    for (const Token *t = tokens; t->word != NULL && !found.failed; t++) {
         Py_ssize_t size = (Py_ssize_t)strlen(t->word);
         const unsigned char *at = size <= n ? memmem(s, (size_t)n, t->word, (size_t)size) : NULL;
         while (at != NULL) {
             Py_ssize_t i = at - s;
-            if (t->test(s, n, i, size)) {
-                if (count == room) {
-                    Py_ssize_t *grown = PyMem_RawRealloc(found, (size_t)room * 2 * sizeof(Py_ssize_t));
-                    if (grown == NULL) {
-                        no_memory = 1;
-                        break;
-                    }
-                    found = grown;
-                    room *= 2;
-                }
-                found[count++] = i;
-            }
+            if (t->test(s, n, i, size))
+                offsets_push(&found, i);
             at = i + 1 + size <= n ? memmem(at + 1, (size_t)(n - i - 1), t->word, (size_t)size) : NULL;
         }
     }
-    if (!no_memory)
-        qsort(found, (size_t)count, sizeof(Py_ssize_t), compare_offsets);
+    if (!found.failed)
+        qsort(found.at, (size_t)found.count, sizeof(Py_ssize_t), compare_offsets);
     Py_END_ALLOW_THREADS
-    PyObject *result = NULL;
-    if (no_memory) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    result = PyList_New(count);
-    if (result == NULL)
-        goto done;
-    for (Py_ssize_t k = 0; k < count; k++) {
-        PyObject *offset = PyLong_FromSsize_t(found[k]);
-        if (offset == NULL) {
-            Py_CLEAR(result);
-            goto done;
-        }
-        PyList_SET_ITEM(result, k, offset);
-    }
-done:
-    PyMem_RawFree(found);
     PyBuffer_Release(&source);
-    return result;
+    return offsets_list(&found, 0);
 }
 
 /* ((number, ((word, pattern), ...)), ...): what `spelled` scans for. */
