@@ -489,6 +489,20 @@ func WithLocal() {
 \t}
 }
 """,
+    "wrapped head": b"""package p
+
+func Wrapped(a int,
+\tb int) {
+\ta++
+}
+
+func WrappedType(a int,
+\tb int) {
+\ttype local int
+}
+
+func Real() {}
+""",
 }
 
 JAVA_FOLD_TRAPS = {
@@ -578,6 +592,46 @@ class A {
     }
 }
 """,
+    "wrapped signature": b"""class A {
+    private static void run(String pid,
+                            Object... args)
+        throws IOException,
+               UnsupportedEncodingException {
+        go(pid);
+    }
+
+    public A(String uri,
+             List<? extends T> ts)
+    {
+        this.uri = uri;
+    }
+}
+""",
+    "wrapped, the body no deeper": b"""class A {
+    void shallow(int a,
+                 int b) {
+    a();
+    }
+    void swallowed() {}
+}
+""",
+    "wrapped, a token in the first line": b"""class A {
+    Runnable make(int a,
+                  int b) { return null; }
+    Object local(int a,
+            int b) {
+        class Local {}
+        return new Local();
+    }
+}
+""",
+    "wrapped class head, deeper": b"""class A
+        extends B {
+    void inClass() {
+        go();
+    }
+}
+""",
 }
 
 
@@ -638,6 +692,20 @@ struct after { int a; };
 \t.open = open_it,
 \t.release = release_it,
 };
+
+int after(void)
+{
+\treturn 0;
+}
+""",
+    "wrapped head": b"""static int wrapped(int a,
+\t\t   int b) {
+\tif (a &&
+\t    b) {
+\t\treturn a;
+\t}
+\treturn b;
+}
 
 int after(void)
 {
@@ -731,7 +799,9 @@ def test_go_folds_find_what_a_whole_parse_finds(case: str) -> None:
 def test_java_folds_find_what_a_whole_parse_finds(case: str) -> None:
     found = names(same("Trap.java", JAVA_FOLD_TRAPS[case]))
     assert "notAMethod" not in found and "inComment" not in found
-    assert "inClass" in found or case != "wrapped class head"
+    assert "inClass" in found or not case.startswith("wrapped class head")
+    assert "swallowed" in found or not case.startswith("wrapped, the body")
+    assert "Local" in found or not case.startswith("wrapped, a token")
 
 
 def folded_bodies(path: str, source: bytes) -> list[str]:
@@ -765,6 +835,20 @@ def test_plain_bodies_are_folded_and_a_body_with_a_local_type_is_not() -> None:
     ]
     # The outer body holds `new Runnable() {`; the method inside it does not.
     assert folded_bodies("A.java", JAVA_FOLD_TRAPS["anonymous class"]) == ["go();"]
+    # Wrapped heads: the `{` ends a continuation line, or stands alone under
+    # one (Allman style); the close is the first line less deep than the body.
+    assert folded_bodies("A.java", JAVA_FOLD_TRAPS["wrapped signature"]) == [
+        "go(pid);",
+        "this.uri = uri;",
+    ]
+    assert folded_bodies("A.java", JAVA_FOLD_TRAPS["allman"]) == ["go();"]
+    assert folded_bodies("A.java", JAVA_FOLD_TRAPS["wrapped throws"]) == ["a++;", "b();"]
+    assert folded_bodies("A.java", JAVA_FOLD_TRAPS["wrapped, a token in the first line"]) == []
+    assert folded_bodies("p.go", GO_FOLD_TRAPS["wrapped head"]) == ["a++"]
+    assert folded_bodies("a.c", C_FOLD_TRAPS["wrapped head"]) == [
+        "if (a &&\n\t    b) {\n\t\treturn a;\n\t}\n\treturn b;",
+        "return 0;",
+    ]
     # C: a `{` alone, a label and preprocessor lines at the first column.
     assert folded_bodies("a.c", C_FOLD_TRAPS["kernel style"]) == [
         "int ret = 0;\n#ifdef CONFIG_X\n\tret = a;\n#endif\n\tif (b)\n\t\tgoto out;"

@@ -393,6 +393,142 @@ typedef struct {
     Py_ssize_t raw_quote_size;
 } FoldScan;
 
+/* The start of the first line at or after `q` (and before `end`) that is
+ * neither blank nor flush: as `folds._first_indent` reads them. */
+static Py_ssize_t
+first_inner(const FoldScan *f, Py_ssize_t q, Py_ssize_t end)
+{
+    const char *s = f->s;
+    for (;;) {
+        Py_ssize_t r = blank_line(s, q, end);
+        if (r != -1 && r < end) {
+            q = r + 1;
+            continue;
+        }
+        /* As the Python pattern reads its flush alternatives here: a label
+         * line is skipped, but of preprocessor lines only a `#` alone; a
+         * block that opens with `#ifdef X` is not folded. */
+        if ((f->flush & FLUSH_HASH) && q < end && s[q] == '#') {
+            if (q + 1 < end && s[q + 1] == '\n') {
+                q += 2;
+                continue;
+            }
+            break;
+        }
+        r = flush_lead(s, q, end, f->flush & FLUSH_LABEL);
+        if (r != -1) {
+            Py_ssize_t nl = next_newline(s, r, end);
+            if (nl != -1) {
+                q = nl + 1;
+                continue;
+            }
+        }
+        break;
+    }
+    return q;
+}
+
+/* No more than this many lines up is a wrapped head's first line looked for
+ * (`folds.WRAPPED_HEAD_LINES`). */
+#define WRAPPED_HEAD_LINES 16
+
+/* Whether [brace + 1, close) balances its braces, closes every block
+ * comment it opens and holds an even count of raw quotes
+ * (`folds._closed_inside`). */
+static int
+closed_inside(const FoldScan *f, Py_ssize_t brace, Py_ssize_t close)
+{
+    const char *s = f->s;
+    Py_ssize_t inside = brace + 1;
+    return count_of(s, inside, close, "{", 1) == count_of(s, inside, close, "}", 1)
+           && last_pair(s, inside, close, '/', '*') <= last_pair(s, inside, close, '*', '/')
+           && count_of(s, inside, close, f->raw_quote, f->raw_quote_size) % 2 == 0;
+}
+
+/* The first hit at or after `at`, or `n`. */
+static Py_ssize_t
+first_hit(const FoldScan *f, Py_ssize_t at)
+{
+    Py_ssize_t lo = 0, hi = f->nhits;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (f->hits[mid] < at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < f->nhits ? f->hits[lo] : f->n;
+}
+
+/* `folds._wrapped_fold_at`: the close brace of a block whose head is
+ * wrapped (the line of `brace`, starting at `start`, continues a head
+ * above; or, `lone`, the `{` stands alone below it), if it may be folded,
+ * else 0. */
+static Py_ssize_t
+wrapped_fold_at(const FoldScan *f, Py_ssize_t brace, Py_ssize_t start, int lone)
+{
+    const char *s = f->s;
+    Py_ssize_t n = f->n;
+    Py_ssize_t q = first_inner(f, brace + 2, n), deeper = 0;
+    while (q + deeper < n && is_space_tab(s[q + deeper]))
+        deeper++;
+    if (deeper == 0 || q + deeper == n || s[q + deeper] == '}')
+        return 0; /* an empty block, or none */
+    /* The close: the first line, blank and flush ones aside, not indented
+     * as deep as the first inside; a `}` at an indent the inside's begins
+     * with. */
+    Py_ssize_t line = -1;
+    for (Py_ssize_t nl = next_newline(s, q, n); nl != -1; nl = next_newline(s, nl + 1, n)) {
+        Py_ssize_t at = nl + 1;
+        if (at + deeper <= n && memcmp(s + at, s + q, (size_t)deeper) == 0)
+            continue;
+        if (blank_line(s, at, n) != -1 || flush_lead(s, at, n, f->flush) != -1)
+            continue;
+        line = at;
+        break;
+    }
+    if (line == -1)
+        return 0;
+    Py_ssize_t closing = 0;
+    while (line + closing < n && is_space_tab(s[line + closing]))
+        closing++;
+    if (line + closing == n || s[line + closing] != '}' || closing >= deeper
+        || memcmp(s + line, s + q, (size_t)closing) != 0)
+        return 0;
+    Py_ssize_t close = line + closing;
+    Py_ssize_t at = start;
+    if (lone) {
+        if (start == 0 || start + closing > n || memcmp(s + start, s + line, (size_t)closing) != 0)
+            return 0; /* a `{` alone stands at least as deep as its close */
+        at = last_newline(s, 0, start - 1) + 1;
+    }
+    int found = 0;
+    for (int i = 0; i < WRAPPED_HEAD_LINES && !found; i++) {
+        Py_ssize_t end = next_newline(s, at, n);
+        if (end == -1 || end > brace)
+            end = brace;
+        Py_ssize_t words = at;
+        while (words < end && is_space_tab(s[words]))
+            words++;
+        Py_ssize_t depth = words - at, k = words;
+        while (k < end && s[k] == '\r')
+            k++;
+        if (k == end || s[words] == '*' || s[words] == '/' || contains(s, words, end, "switch", 6)
+            || contains(s, words, end, "select", 6) || depth < closing
+            || memcmp(s + at, s + line, (size_t)closing) != 0)
+            return 0;
+        if (depth == closing)
+            found = 1; /* the head's first line */
+        else if (at == 0)
+            return 0;
+        else
+            at = last_newline(s, 0, at - 1) + 1;
+    }
+    if (!found || first_hit(f, at) < close)
+        return 0; /* a token in the head or inside */
+    return closed_inside(f, brace, close) ? close : 0;
+}
+
 /* `folds._fold_at`: the close brace of the block opened at `brace` if it
  * may be folded, else 0. */
 static Py_ssize_t
@@ -410,7 +546,9 @@ fold_at(const FoldScan *f, Py_ssize_t brace)
     while (k < brace && s[k] == '\r')
         k++;
     if (k == brace) { /* `{` alone: the line above is the head */
-        if (!f->lone_brace || start < 2)
+        if (!f->lone_brace)
+            return wrapped_fold_at(f, brace, start, 1);
+        if (start < 2)
             return 0;
         head_start = last_newline(s, 0, start - 1) + 1;
         head_lo = head_start;
@@ -427,15 +565,7 @@ fold_at(const FoldScan *f, Py_ssize_t brace)
         return 0;
     if (contains(s, head_lo, head_hi, "switch", 6) || contains(s, head_lo, head_hi, "select", 6))
         return 0;
-    Py_ssize_t lo = 0, hi = f->nhits; /* the first hit at or after head_start */
-    while (lo < hi) {
-        Py_ssize_t mid = lo + (hi - lo) / 2;
-        if (f->hits[mid] < head_start)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    Py_ssize_t hit = lo < f->nhits ? f->hits[lo] : n;
+    Py_ssize_t hit = first_hit(f, head_start);
     if (hit < brace)
         return 0;
     /* The close: "\n" + indent + "}" from the brace on. */
@@ -447,41 +577,17 @@ fold_at(const FoldScan *f, Py_ssize_t brace)
             break;
         }
     }
-    if (close == -1 || hit < close)
+    if (close == -1)
+        return wrapped_fold_at(f, brace, start, 0);
+    if (hit < close)
         return 0;
     /* The indent of the first line inside that is neither blank nor flush. */
-    Py_ssize_t q = brace + 2;
-    for (;;) {
-        Py_ssize_t r = blank_line(s, q, close);
-        if (r != -1 && r < close) {
-            q = r + 1;
-            continue;
-        }
-        /* As the Python pattern reads its flush alternatives here: a label
-         * line is skipped, but of preprocessor lines only a `#` alone; a
-         * block that opens with `#ifdef X` is not folded. */
-        if ((f->flush & FLUSH_HASH) && q < close && s[q] == '#') {
-            if (q + 1 < close && s[q + 1] == '\n') {
-                q += 2;
-                continue;
-            }
-            break;
-        }
-        r = flush_lead(s, q, close, f->flush & FLUSH_LABEL);
-        if (r != -1) {
-            Py_ssize_t nl = next_newline(s, r, close);
-            if (nl != -1) {
-                q = nl + 1;
-                continue;
-            }
-        }
-        break;
-    }
+    Py_ssize_t q = first_inner(f, brace + 2, close);
     Py_ssize_t deeper_at = q, deeper = 0;
     while (q + deeper < close && is_space_tab(s[q + deeper]))
         deeper++;
     if (deeper <= indent || memcmp(s + deeper_at, s + start, (size_t)indent) != 0)
-        return 0;
+        return wrapped_fold_at(f, brace, start, 0);
     /* No line inside outdented below it (but blank and flush lines). */
     Py_ssize_t end = close - indent - 1;
     for (Py_ssize_t nl = next_newline(s, brace + 1, end); nl != -1; nl = next_newline(s, nl + 1, end)) {
@@ -492,14 +598,7 @@ fold_at(const FoldScan *f, Py_ssize_t brace)
             continue;
         return 0;
     }
-    Py_ssize_t inside = brace + 1;
-    if (count_of(s, inside, close, "{", 1) != count_of(s, inside, close, "}", 1))
-        return 0;
-    if (last_pair(s, inside, close, '/', '*') > last_pair(s, inside, close, '*', '/'))
-        return 0;
-    if (count_of(s, inside, close, f->raw_quote, f->raw_quote_size) % 2)
-        return 0;
-    return close;
+    return closed_inside(f, brace, close) ? close : 0;
 }
 
 /* Offsets found while the interpreter lock is released, in a buffer that
