@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tree_sitter as ts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -35,6 +36,7 @@ def test_the_install_built_the_c_scans() -> None:
     assert native.find_folds is _scan().find_folds
     assert set(folds.NATIVE_FLUSH.values()) == {0, _scan().FLUSH_HASH | _scan().FLUSH_LABEL}
     assert native.spelled is _scan().spelled
+    assert native.fold_ranges is _scan().fold_ranges
 
 
 def test_every_skim_has_its_inner_tokens_in_c() -> None:
@@ -102,6 +104,8 @@ def both_folds(source: bytes, hits: list[int], skim: Skim) -> None:
     flush = folds.NATIVE_FLUSH[skim.flush]
     native = _scan().find_folds(source, hits, skim.lone_brace, flush, skim.raw_quote)
     assert native == folds.folds_in_python(source, hits, skim)
+    ranges = [ts.Range(*args) for args in _scan().fold_ranges(source, native)]
+    assert ranges == folds.ranges_in_python(source, native)
 
 
 def _scan() -> Any:
@@ -125,6 +129,15 @@ def test_c_folds_are_pythons_on_any_code(
 def spec_of(skim: Skim) -> LanguageSpec:
     """The language whose skim reads like `skim` (its `inner` tokens)."""
     return next(s for s in LANGUAGES if s.skim is not None and s.skim.inner == skim.inner)
+
+
+def test_c_fold_ranges_refuse_folds_out_of_order_or_outside() -> None:
+    source = b"a {\n\tx\n}\nb {\n\ty\n}\n"
+    assert len(_scan().fold_ranges(source, [(2, 6), (10, 14)])) == 3
+    assert _scan().fold_ranges(source, [])[0][2:] == (0, 0xFFFFFFFF)
+    for wrong in ([(10, 14), (2, 6)], [(2, 12), (10, 14)], [(6, 2)], [(2, 99)]):
+        with pytest.raises(ValueError):
+            _scan().fold_ranges(source, wrong)
 
 
 def test_every_skim_that_folds_has_its_flush_lines_in_c() -> None:

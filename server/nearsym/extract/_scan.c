@@ -725,6 +725,93 @@ done:
     return result;
 }
 
+/* ---- fold_ranges: the parser's included ranges around the folds -------- */
+
+/* Rows and columns of increasing offsets, counted once through the text. */
+typedef struct {
+    const char *s;
+    Py_ssize_t n, counted, row, line; /* `row` newlines before `counted`;
+                                         `line`: where the line of `counted` starts */
+} Lines;
+
+static PyObject *
+point_at(Lines *lines, Py_ssize_t offset)
+{
+    if (offset > lines->n)
+        offset = lines->n;
+    while (lines->counted < offset) {
+        const char *nl = memchr(lines->s + lines->counted, '\n', (size_t)(offset - lines->counted));
+        if (nl == NULL) {
+            lines->counted = offset;
+            break;
+        }
+        lines->row++;
+        lines->counted = nl - lines->s + 1;
+        lines->line = lines->counted;
+    }
+    return Py_BuildValue("(nn)", lines->row, offset - lines->line);
+}
+
+PyDoc_STRVAR(fold_ranges_doc,
+"fold_ranges(source, folds) -> list[tuple[tuple[int, int], tuple[int, int], int, int]]\n\n"
+"`folds._included` as (start point, end point, start byte, end byte):\n"
+"everything but the inside of each (open brace, close brace) of `folds`,\n"
+"which are sorted and apart.");
+
+static PyObject *
+fold_ranges(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer source;
+    PyObject *fold_list;
+    if (!PyArg_ParseTuple(args, "y*O", &source, &fold_list))
+        return NULL;
+    PyObject *result = NULL, *folds = PySequence_Fast(fold_list, "folds must be a sequence");
+    if (folds == NULL)
+        goto done;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(folds);
+    result = PyList_New(count + 1);
+    if (result == NULL)
+        goto done;
+    Lines lines = {source.buf, source.len, 0, 0, 0};
+    Py_ssize_t start = 0;
+    PyObject *start_point = Py_BuildValue("(ii)", 0, 0);
+    for (Py_ssize_t i = 0; i <= count && start_point != NULL; i++) {
+        Py_ssize_t brace = 0xFFFFFFFFL - 1, close = 0;
+        PyObject *item = NULL;
+        if (i < count) {
+            PyObject *fold = PySequence_Fast_GET_ITEM(folds, i);
+            if (!PyArg_ParseTuple(fold, "nn", &brace, &close))
+                break;
+            if (brace < start || close <= brace || close > source.len) {
+                PyErr_SetString(PyExc_ValueError, "folds must be sorted, apart and inside");
+                break;
+            }
+            PyObject *end_point = point_at(&lines, brace + 1);
+            if (end_point != NULL)
+                item = Py_BuildValue("(NNnn)", start_point, end_point, start, brace + 1);
+            else
+                Py_DECREF(start_point);
+            start_point = item != NULL ? point_at(&lines, close) : NULL;
+        } else {
+            item = Py_BuildValue("(N(kk)nk)", start_point, 0xFFFFFFFFUL, 0xFFFFFFFFUL, start,
+                                 0xFFFFFFFFUL);
+            start_point = NULL;
+        }
+        if (item == NULL)
+            break;
+        PyList_SET_ITEM(result, i, item);
+        start = close;
+    }
+    if (PyErr_Occurred()) {
+        Py_XDECREF(start_point);
+        Py_CLEAR(result);
+    }
+done:
+    Py_XDECREF(folds);
+    PyBuffer_Release(&source);
+    return result;
+}
+
 /* ---- spelled_tokens: where a skim's inner tokens are spelled -------------
  *
  * `folds.spelled_tokens` finds each token's word and matches its regex
@@ -1037,6 +1124,7 @@ static PyMethodDef scan_methods[] = {
     {"mentions_of", mentions_of, METH_O, mentions_of_doc},
     {"find_folds", find_folds, METH_VARARGS, find_folds_doc},
     {"spelled", spelled, METH_VARARGS, spelled_doc},
+    {"fold_ranges", fold_ranges, METH_VARARGS, fold_ranges_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1054,7 +1142,7 @@ PyInit__scan(void)
     if (module == NULL)
         return NULL;
     /* Raised with any change to what the scans give (`native.VERSION`). */
-    if (PyModule_AddIntConstant(module, "VERSION", 2) < 0
+    if (PyModule_AddIntConstant(module, "VERSION", 3) < 0
         || PyModule_AddIntConstant(module, "FLUSH_HASH", FLUSH_HASH) < 0
         || PyModule_AddIntConstant(module, "FLUSH_LABEL", FLUSH_LABEL) < 0) {
         Py_DECREF(module);

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-VERSION = 2
+RangeArgs = tuple[tuple[int, int], tuple[int, int], int, int]
+"""A `tree_sitter.Range`'s arguments: start point, end point, start byte, end byte."""
+
+VERSION = 3
 """`_scan.c`'s own `VERSION`: raised with any change to what its scans give."""
 
 mentions_of: Callable[[Sequence[bytes]], list[bytes]] | None = None
@@ -19,6 +22,8 @@ FLUSH_HASH = FLUSH_LABEL = 0
 """`find_folds`'s flags for a skim's `flush` lines: `#...`, and `label:`."""
 spelled: Callable[[bytes, int], list[int]] | None = None
 """`folds.spelled_tokens` in C, for a skim `SPELLED` numbers."""
+fold_ranges: Callable[[bytes, list[tuple[int, int]]], list[RangeArgs]] | None = None
+"""`folds.ranges_in_python` in C: each range's arguments to `tree_sitter.Range`."""
 SPELLED: dict[tuple[tuple[bytes, bytes], ...], int] = {}
 """The skims' `inner` tokens (word, regex) `spelled` was written from, each
 to its number: a skim whose `inner` is not one of them word for word is
@@ -32,5 +37,5 @@ else:
     if getattr(_scan, "VERSION", None) == VERSION:
         mentions_of, find_folds = _scan.mentions_of, _scan.find_folds
         FLUSH_HASH, FLUSH_LABEL = _scan.FLUSH_HASH, _scan.FLUSH_LABEL
-        spelled = _scan.spelled
+        spelled, fold_ranges = _scan.spelled, _scan.fold_ranges
         SPELLED = {inner: number for number, inner in _scan.SPELLED}
