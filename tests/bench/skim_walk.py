@@ -44,7 +44,7 @@ def main(root: str, extension: str) -> None:
             t0 = time.process_time()
             tree = parser.parse(source)
             t1 = time.process_time()
-            hits = folds.spelled_tokens(source, grammar.inner)
+            hits = folds.spelled_tokens(source, grammar.inner, grammar.quiet)
             folds.skim_matches(spec, grammar.query, tree.root_node, hits)
             t2 = time.process_time()
             folds.skim_matches(full, full_grammar.query, tree.root_node, [])

@@ -45,9 +45,9 @@ def test_every_skim_has_its_inner_tokens_in_c() -> None:
     until the C follows it that skim is scanned in Python)."""
     skims = {spec.name: spec.skim for spec in LANGUAGES if spec.skim is not None}
     assert set(skims) == {"go", "java", "c"}
-    assert {name: skim.inner in native.SPELLED for name, skim in skims.items()} == dict.fromkeys(
-        skims, True
-    )
+    assert {
+        name: (skim.inner, skim.quiet) in native.SPELLED for name, skim in skims.items()
+    } == dict.fromkeys(skims, True)
 
 
 # Identifier bytes, digits, the separators that end them, a NUL, and bytes
@@ -123,7 +123,13 @@ def test_c_folds_are_pythons_on_any_code(
     lone, flush = data.draw(st.booleans()), data.draw(st.sampled_from(sorted(FLUSHES)))
     skim = dataclasses.replace(skim, lone_brace=lone, flush=FLUSHES[flush])
     both_folds(source, sorted(hits), skim)
-    both_folds(source, spelled_tokens(source, load_grammar(spec_of(skim)).inner), skim)
+    both_folds(source, python_hits(source, spec_of(skim)), skim)
+
+
+def python_hits(source: bytes, spec: LanguageSpec) -> list[int]:
+    """`folds.spelled_tokens` of the skim's tokens, in Python."""
+    grammar = load_grammar(spec)
+    return spelled_tokens(source, grammar.inner, grammar.quiet)
 
 
 def spec_of(skim: Skim) -> LanguageSpec:
@@ -166,7 +172,7 @@ def test_c_folds_are_pythons_on_the_traps_and_real_sources() -> None:
     for path, source in traps_and_fixtures():
         spec = language_for_path(path)
         assert spec is not None and spec.skim is not None
-        hits = spelled_tokens(source, load_grammar(spec).inner)
+        hits = python_hits(source, spec)
         both_folds(source, hits, spec.skim)
         folded += len(folds.find_folds(source, hits, spec.skim))
     assert folded > 20
@@ -180,7 +186,7 @@ TOKEN_PARTS = [
     b"type", b"struct", b"interface", b"new", b"class", b"enum", b"record", b"define",
     b"typedef", b"union", b"x", b"_", b"9", b"$", b".", b" ", b"\t", b"\n", b"\r", b"\f",
     b"\v", b"{", b"}", b"/", b"(", b")", b"-", b">", b"->", b";", b'"', b"'", b"\\", b"\0",
-    b"\xc3\xa9", b"#", b"@", b"types", b"newer",
+    b"\xc3\xa9", b"#", b"@", b"types", b"newer", b"*", b"`", b"//", b"/*", b"*/", b'"""',
 ]  # fmt: skip
 TOKENS = st.lists(st.sampled_from(TOKEN_PARTS), max_size=60).map(b"".join)
 
@@ -190,8 +196,8 @@ TOKENS = st.lists(st.sampled_from(TOKEN_PARTS), max_size=60).map(b"".join)
 def test_c_spelled_tokens_are_pythons_on_any_text(source: bytes, language: str) -> None:
     spec = next(s for s in LANGUAGES if s.name == language)
     assert spec.skim is not None
-    python = spelled_tokens(source, load_grammar(spec).inner)
-    assert _scan().spelled(source, native.SPELLED[spec.skim.inner]) == python
+    python = python_hits(source, spec)
+    assert _scan().spelled(source, native.SPELLED[spec.skim.inner, spec.skim.quiet]) == python
     assert folds.inner_hits(source, spec) == python
 
 
@@ -202,7 +208,7 @@ def test_c_spelled_tokens_are_pythons_on_the_traps_and_real_sources() -> None:
     for path, source in sources:
         spec = language_for_path(path)
         assert spec is not None and spec.skim is not None
-        python = spelled_tokens(source, load_grammar(spec).inner)
+        python = python_hits(source, spec)
         assert folds.inner_hits(source, spec) == python, path
         found += len(python)
     assert found > 100

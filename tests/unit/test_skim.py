@@ -310,6 +310,17 @@ GO_TOKENS = [
     (b"interface{}", False),
     (b"interface{ M() }", True),
     (b"mystruct{a}", False),
+    # In a comment or a literal a token is no hit; a quote or a comment
+    # left open opens nothing.
+    (b"// the type T int", False),
+    (b"/* type T\nint */ x := 1", False),
+    (b'x := "type T int"', False),
+    (b"x := `\ntype T int\n`", False),
+    (b"x := '\\'' + 1; type T int", True),
+    (b'x := "a\\"b"; type T int', True),
+    (b'x := "open\ntype T int', True),
+    (b"/* open\ntype T int", True),
+    (b"x := 1 / 2 // type T", False),
 ]
 
 JAVA_TOKENS = [
@@ -325,6 +336,14 @@ JAVA_TOKENS = [
     (b"new Foo(() -> { a(); }) {", True),
     (b"new Foo(x) /* c */ {", True),
     (b"renew(a) {", False),
+    (b"/** Returns the class of this. */", False),
+    (b"// a new Foo() { would be", False),
+    (b'String s = "class A {}";', False),
+    (b'String s = """\n  class A {}\n""";', False),
+    (b'String s = """\n  \\""" class A {}\n""";', False),
+    (b'String s = """ open; class Local {}', True),
+    (b"char c = '\"'; class Local {}", True),
+    (b'String s = "/*"; class Local {} /* */', True),
 ]
 
 
@@ -344,11 +363,15 @@ C_TOKENS = [
     (b"f((struct foo){ .a = 1 });", False),
     (b"enum_value = ENUM_ONE;", False),
     (b"return mystruct;", False),
+    (b"/* struct foo { int a; } */", False),
+    (b'puts("typedef int t;");', False),
+    (b"#error don't\ntypedef int t;", True),
 ]
 
 
 def spelled(spec: LanguageSpec, text: bytes) -> bool:
-    return bool(spelled_tokens(text, load_grammar(spec).inner))
+    grammar = load_grammar(spec)
+    return bool(spelled_tokens(text, grammar.inner, grammar.quiet))
 
 
 @pytest.mark.parametrize(("text", "hit"), GO_TOKENS)
@@ -625,6 +648,19 @@ class A {
     }
 }
 """,
+    "tokens in comments and strings": b"""class A {
+    Object quiet() {
+        // returns the class of a new Foo(), or an enum
+        String s = "class Local {}";
+        return s;
+    }
+
+    Object loud() {
+        class Local {}
+        return new Local();
+    }
+}
+""",
     "wrapped class head, deeper": b"""class A
         extends B {
     void inClass() {
@@ -809,7 +845,7 @@ def folded_bodies(path: str, source: bytes) -> list[str]:
     spec = language_for_path(path)
     assert spec is not None
     grammar = load_grammar(spec)
-    tree = parse(source, spec, spelled_tokens(source, grammar.inner))
+    tree = parse(source, spec, spelled_tokens(source, grammar.inner, grammar.quiet))
     empty: list[str] = []
     stack = [tree.root_node]
     while stack:
@@ -845,6 +881,11 @@ def test_plain_bodies_are_folded_and_a_body_with_a_local_type_is_not() -> None:
     assert folded_bodies("A.java", JAVA_FOLD_TRAPS["wrapped throws"]) == ["a++;", "b();"]
     assert folded_bodies("A.java", JAVA_FOLD_TRAPS["wrapped, a token in the first line"]) == []
     assert folded_bodies("p.go", GO_FOLD_TRAPS["wrapped head"]) == ["a++"]
+    # A token in a comment or a string holds no definition (`Skim.quiet`).
+    assert folded_bodies("A.java", JAVA_FOLD_TRAPS["tokens in comments and strings"]) == [
+        '// returns the class of a new Foo(), or an enum\n        String s = "class Local {}";'
+        "\n        return s;"
+    ]
     assert folded_bodies("a.c", C_FOLD_TRAPS["wrapped head"]) == [
         "if (a &&\n\t    b) {\n\t\treturn a;\n\t}\n\treturn b;",
         "return 0;",

@@ -1033,6 +1033,143 @@ static const char *c_patterns[] = {
     "(?<!\\w)enum\\b[\\w\\s]*+[{/]",
 };
 
+/* ---- quiet: the comments and literals where a token is no hit ----------
+ *
+ * `Skim.quiet` is a regex of alternatives, found left to right as
+ * `re.finditer` finds them; each function below is one alternative (with
+ * `(?s)`: `.` matches a newline), giving the end of what it matches at
+ * `i`, or -1. */
+
+/* `//[^\n]*` */
+static Py_ssize_t
+line_comment_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
+{
+    if (!(i + 1 < n && s[i] == '/' && s[i + 1] == '/'))
+        return -1;
+    const unsigned char *nl = memchr(s + i + 2, '\n', (size_t)(n - i - 2));
+    return nl ? nl - s : n;
+}
+
+/* `/\*.*?\*\/` */
+static Py_ssize_t
+block_comment_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
+{
+    if (!(i + 1 < n && s[i] == '/' && s[i + 1] == '*'))
+        return -1;
+    const unsigned char *close = i + 4 <= n ? memmem(s + i + 2, (size_t)(n - i - 2), "*/", 2) : NULL;
+    return close ? close - s + 2 : -1;
+}
+
+/* `"(?:\\.|[^"\\\n])*"`, and the same with `'`. */
+static Py_ssize_t
+quoted_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, unsigned char quote)
+{
+    if (s[i] != quote)
+        return -1;
+    for (Py_ssize_t q = i + 1; q < n;) {
+        unsigned char c = s[q];
+        if (c == quote)
+            return q + 1;
+        if (c == '\\') {
+            if (q + 1 == n)
+                return -1;
+            q += 2;
+        } else if (c == '\n') {
+            return -1;
+        } else {
+            q++;
+        }
+    }
+    return -1;
+}
+
+/* Go's raw string: `` `[^`]*` ``. */
+static Py_ssize_t
+raw_string_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
+{
+    if (s[i] != '`' || i + 1 >= n)
+        return -1;
+    const unsigned char *close = memchr(s + i + 1, '`', (size_t)(n - i - 1));
+    return close ? close - s + 1 : -1;
+}
+
+/* Java's text block: `"""(?:\\.|[^\\])*?"""`. */
+static Py_ssize_t
+text_block_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
+{
+    if (!(i + 2 < n && s[i] == '"' && s[i + 1] == '"' && s[i + 2] == '"'))
+        return -1;
+    for (Py_ssize_t q = i + 3; q < n;) {
+        if (q + 2 < n && s[q] == '"' && s[q + 1] == '"' && s[q + 2] == '"')
+            return q + 3;
+        if (s[q] == '\\') {
+            if (q + 1 == n)
+                return -1;
+            q += 2;
+        } else {
+            q++;
+        }
+    }
+    return -1;
+}
+
+/* The end of the skim's comment or literal at `i`, or -1: its `quiet`
+ * alternatives in their order. */
+static Py_ssize_t
+quiet_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, int skim)
+{
+    Py_ssize_t end = line_comment_end(s, n, i);
+    if (end < 0)
+        end = block_comment_end(s, n, i);
+    if (end < 0 && skim == SKIM_JAVA)
+        end = text_block_end(s, n, i);
+    if (end < 0)
+        end = quoted_end(s, n, i, '"');
+    if (end < 0 && skim == SKIM_GO)
+        end = raw_string_end(s, n, i);
+    if (end < 0)
+        end = quoted_end(s, n, i, '\'');
+    return end;
+}
+
+/* Drops the sorted hits inside the skim's comments and literals. */
+static void
+drop_quiet(const unsigned char *s, Py_ssize_t n, Offsets *hits, int skim)
+{
+    Py_ssize_t k = 0, kept = 0, count = hits->count;
+    const Py_ssize_t *at = hits->at;
+    Py_ssize_t *out = hits->at;
+    for (Py_ssize_t i = 0; i < n && k < count;) {
+        unsigned char c = s[i];
+        if (c != '/' && c != '"' && c != '\'' && c != '`') {
+            i++;
+            continue;
+        }
+        Py_ssize_t end = quiet_end(s, n, i, skim);
+        if (end < 0) {
+            i++;
+            continue;
+        }
+        while (k < count && at[k] < i)
+            out[kept++] = at[k++];
+        while (k < count && at[k] < end)
+            k++; /* in a comment or a literal */
+        i = end;
+    }
+    while (k < count)
+        out[kept++] = at[k++];
+    hits->count = kept;
+}
+
+/* The `quiet` regexes `quiet_end` was written from, as `languages` spells
+ * them. */
+static const char *quiet_patterns[] = {
+    "(?s)//[^\\n]*|/\\*.*?\\*/|\"(?:\\\\.|[^\"\\\\\\n])*\"|`[^`]*`|'(?:\\\\.|[^'\\\\\\n])*'",
+    "(?s)//[^\\n]*|/\\*.*?\\*/|\"\"\"(?:\\\\.|[^\\\\])*?\"\"\"|\"(?:\\\\.|[^\"\\\\\\n])*\"|"
+    "'(?:\\\\.|[^'\\\\\\n])*'",
+    "(?s)//[^\\n]*|/\\*.*?\\*/|\"(?:\\\\.|[^\"\\\\\\n])*\"|'(?:\\\\.|[^'\\\\\\n])*'",
+};
+
 static int
 compare_offsets(const void *a, const void *b)
 {
@@ -1042,7 +1179,8 @@ compare_offsets(const void *a, const void *b)
 
 PyDoc_STRVAR(spelled_doc,
 "spelled(source, skim) -> list[int]\n\n"
-"`folds.spelled_tokens` for the skim numbered `skim` (see SPELLED).");
+"`folds.spelled_tokens` for the skim numbered `skim` (see SPELLED), its\n"
+"hits in comments and literals (`quiet`) dropped.");
 
 static PyObject *
 spelled(PyObject *Py_UNUSED(module), PyObject *args)
@@ -1075,14 +1213,16 @@ spelled(PyObject *Py_UNUSED(module), PyObject *args)
             at = i + 1 + size <= n ? memmem(at + 1, (size_t)(n - i - 1), t->word, (size_t)size) : NULL;
         }
     }
-    if (!found.failed)
+    if (!found.failed) {
         qsort(found.at, (size_t)found.count, sizeof(Py_ssize_t), compare_offsets);
+        drop_quiet(s, n, &found, skim);
+    }
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&source);
     return offsets_list(&found, 0);
 }
 
-/* ((number, ((word, pattern), ...)), ...): what `spelled` scans for. */
+/* ((number, ((word, pattern), ...), quiet), ...): what `spelled` scans for. */
 static PyObject *
 spelled_skims(void)
 {
@@ -1110,7 +1250,7 @@ spelled_skims(void)
             }
             PyTuple_SET_ITEM(inner, i, pair);
         }
-        PyObject *entry = Py_BuildValue("(iN)", numbers[k], inner);
+        PyObject *entry = Py_BuildValue("(iNy)", numbers[k], inner, quiet_patterns[k]);
         if (entry == NULL) {
             Py_DECREF(all);
             return NULL;
@@ -1142,7 +1282,7 @@ PyInit__scan(void)
     if (module == NULL)
         return NULL;
     /* Raised with any change to what the scans give (`native.VERSION`). */
-    if (PyModule_AddIntConstant(module, "VERSION", 3) < 0
+    if (PyModule_AddIntConstant(module, "VERSION", 4) < 0
         || PyModule_AddIntConstant(module, "FLUSH_HASH", FLUSH_HASH) < 0
         || PyModule_AddIntConstant(module, "FLUSH_LABEL", FLUSH_LABEL) < 0) {
         Py_DECREF(module);

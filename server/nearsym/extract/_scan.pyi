@@ -5,7 +5,7 @@ def mentions_of(sources: Sequence[bytes]) -> list[bytes]: ...
 VERSION: int
 FLUSH_HASH: int
 FLUSH_LABEL: int
-SPELLED: tuple[tuple[int, tuple[tuple[bytes, bytes], ...]], ...]
+SPELLED: tuple[tuple[int, tuple[tuple[bytes, bytes], ...], bytes], ...]
 
 def find_folds(
     source: bytes, hits: list[int], lone_brace: bool, flush: int, raw_quote: bytes

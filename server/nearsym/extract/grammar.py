@@ -27,6 +27,8 @@ class Grammar:
     query: ts.Query
     inner: tuple[tuple[bytes, re.Pattern[bytes]], ...] = ()
     """`Skim.inner`, compiled."""
+    quiet: re.Pattern[bytes] | None = None
+    """`Skim.quiet`, compiled (None without one)."""
     definitions: tuple[tuple[str, Kind] | None, ...] = ()
     """Per pattern of the query, its `@definition.<kind>` capture and kind
     (None where it has none, or its kind is not one of `CAPTURE_KINDS`): a
@@ -46,6 +48,7 @@ def load_grammar(spec: LanguageSpec) -> Grammar:
     module = importlib.import_module(spec.grammar_module)
     language = ts.Language(getattr(module, spec.grammar_function)())
     inner = tuple((w, re.compile(p)) for w, p in spec.skim.inner) if spec.skim else ()
+    quiet = re.compile(spec.skim.quiet) if spec.skim and spec.skim.quiet else None
     source = spec.query_source()
     query = ts.Query(language, source)
     encoded = source.encode("utf-8")
@@ -58,7 +61,7 @@ def load_grammar(spec: LanguageSpec) -> Grammar:
         definitions.append((f"definition.{found[1].decode()}", kind) if found and kind else None)
         if b"@container.name" in text:
             holders.add(pattern)
-    return Grammar(language, query, inner, tuple(definitions), frozenset(holders))
+    return Grammar(language, query, inner, quiet, tuple(definitions), frozenset(holders))
 
 
 _DEFINITION_CAPTURE = re.compile(rb"@definition\.(\w+)")

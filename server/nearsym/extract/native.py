@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 RangeArgs = tuple[tuple[int, int], tuple[int, int], int, int]
 """A `tree_sitter.Range`'s arguments: start point, end point, start byte, end byte."""
 
-VERSION = 3
+VERSION = 4
 """`_scan.c`'s own `VERSION`: raised with any change to what its scans give."""
 
 mentions_of: Callable[[Sequence[bytes]], list[bytes]] | None = None
@@ -24,10 +24,10 @@ spelled: Callable[[bytes, int], list[int]] | None = None
 """`folds.spelled_tokens` in C, for a skim `SPELLED` numbers."""
 fold_ranges: Callable[[bytes, list[tuple[int, int]]], list[RangeArgs]] | None = None
 """`folds.ranges_in_python` in C: each range's arguments to `tree_sitter.Range`."""
-SPELLED: dict[tuple[tuple[bytes, bytes], ...], int] = {}
-"""The skims' `inner` tokens (word, regex) `spelled` was written from, each
-to its number: a skim whose `inner` is not one of them word for word is
-scanned in Python."""
+SPELLED: dict[tuple[tuple[tuple[bytes, bytes], ...], bytes], int] = {}
+"""The skims' `inner` tokens (word, regex) and `quiet` regex `spelled` was
+written from, each to its number: a skim whose `inner` or `quiet` is not
+one of them byte for byte is scanned in Python."""
 
 try:
     from nearsym.extract import _scan
@@ -38,4 +38,4 @@ else:
         mentions_of, find_folds = _scan.mentions_of, _scan.find_folds
         FLUSH_HASH, FLUSH_LABEL = _scan.FLUSH_HASH, _scan.FLUSH_LABEL
         spelled, fold_ranges = _scan.spelled, _scan.fold_ranges
-        SPELLED = {inner: number for number, inner in _scan.SPELLED}
+        SPELLED = {(inner, quiet): number for number, inner, quiet in _scan.SPELLED}

@@ -82,6 +82,7 @@ def stamp() -> str:
                         sorted(skim.outline),
                         sorted(skim.guarded),
                         skim.inner,
+                        skim.quiet,
                         sorted(skim.blocks),
                         sorted(skim.flat),
                         skim.raw_quote,

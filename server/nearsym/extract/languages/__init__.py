@@ -61,6 +61,14 @@ class Skim:
     already found their own match, so they get no walk of their own. In
     the kernel, where a file may hold thousands of `#define`s, each was
     matched twice and walked once on its own."""
+    quiet: bytes = b""
+    """A bytes regex of the text where a token spelled is no hit: the
+    comments and the string and character literals, found left to right as
+    `re.finditer` finds them (so a quote inside a comment opens nothing).
+    A word in a comment cannot make a definition, and the JDK's comments
+    say `class` over 40,000 times; a method body that spelled one there
+    was walked and parsed whole. Where the text fools it, the scan sees
+    more hits, never fewer: an unclosed quote or comment opens nothing."""
     despite_errors: bool = False
     """Whether a folded tree with a syntax error is kept when the parse
     confirms every fold. C's macros leave errors in most files (in 381 of
@@ -106,6 +114,17 @@ def _spec(
     return LanguageSpec(name, extensions, module, function, queries, file_names, interpreters, skim)
 
 
+_LINE_COMMENT, _BLOCK_COMMENT = rb"//[^\n]*", rb"/\*.*?\*/"
+_STRING, _CHAR = rb'"(?:\\.|[^"\\\n])*"', rb"'(?:\\.|[^'\\\n])*'"
+"""A string and a character literal on one line, with their escapes."""
+
+
+def _quiet(*alternatives: bytes) -> bytes:
+    """`Skim.quiet` of these comments and literals, tried in this order
+    where more than one could start (`.` matches a newline)."""
+    return rb"(?s)" + b"|".join(alternatives)
+
+
 _GO_SKIM = Skim(
     outline=frozenset({"source_file"}),
     guarded=frozenset(
@@ -130,6 +149,7 @@ _GO_SKIM = Skim(
     ),
     blocks=frozenset({"block", "literal_value"}),
     raw_quote=b"`",
+    quiet=_quiet(_LINE_COMMENT, _BLOCK_COMMENT, _STRING, rb"`[^`]*`", _CHAR),
 )
 
 _JAVA_SKIM = Skim(
@@ -160,6 +180,7 @@ _JAVA_SKIM = Skim(
     ),
     blocks=frozenset({"block", "constructor_body", "array_initializer"}),
     raw_quote=b'"""',
+    quiet=_quiet(_LINE_COMMENT, _BLOCK_COMMENT, rb'"""(?:\\.|[^\\])*?"""', _STRING, _CHAR),
 )  # fmt: skip
 
 
@@ -186,6 +207,7 @@ _C_SKIM = Skim(
     blocks=frozenset({"compound_statement", "initializer_list"}),
     lone_brace=True,
     flush=C_FLUSH,
+    quiet=_quiet(_LINE_COMMENT, _BLOCK_COMMENT, _STRING, _CHAR),
     despite_errors=True,
 )  # fmt: skip
 
