@@ -11,9 +11,10 @@ reads only the ranges around such insides (`find_folds`), so the tree has an
 empty body there. The blocks are found in the text (a line ending in `{`,
 closed by a `}` at the same indent; or, under a wrapped head, by the first
 line less deep than the body: `_wrapped_fold_at`) and confirmed by the
-parse; anything it does not confirm is parsed whole. On Go 1.19's library this cut parsing from
-7.0 to 2.9 CPU seconds, on the JDK's Java from 11.7 to 7.8, with the same
-definitions in every file (`tests/bench/skim_walk.py`). Wrapped heads
+parse; anything it does not confirm is parsed whole. On Go 1.19's library
+this cut parsing from 7.0 to 2.9 CPU seconds, on the JDK's Java from 11.7
+to 7.8, with the same definitions in every file
+(`tests/bench/skim_walk.py`). Wrapped heads
 (`throws X {` on a line of its own, a `{` alone under a wrapped signature)
 left 14 MB of the JDK's method bodies in the parse; folding them too cut a
 worker's CPU on the JDK from 9.81 to 9.15 seconds, with the same blobs.
@@ -150,7 +151,8 @@ def folds_in_python(source: bytes, hits: list[int], skim: Skim) -> list[tuple[in
     preprocessor lines): a block closed early (`{ ...}` ending a line, a
     `}` indented one space off) or a head indented unlike its close (a
     wrapped `throws X {`) would otherwise reach to some later `}` and
-    swallow what lies between. The inside must also balance its braces,
+    swallow what lies between; such a head is tried by its own rule
+    (`_wrapped_fold_at`). The inside must also balance its braces,
     close every block comment it opens and hold an even count of the skim's
     `raw_quote` (Go's backtick, Java's text block), so that the chosen `}`
     is not in a comment or a string that the text around it would end
@@ -239,7 +241,7 @@ def _wrapped_fold_at(
     first one at the close's indent, every one between indented deeper;
     none may be blank or start like a comment, and the head and the
     inside spell no inner token and no `switch` or `select`. The inside
-    balances as in `folds_in_python`."""
+    balances (`_closed_inside`)."""
     flush = skim.flush
     inner = _first_indent(flush).match(source, brace + 2)
     if inner is None or not inner[1] or source[inner.end(1) : inner.end(1) + 1] in (b"}", b""):

@@ -67,8 +67,11 @@ class Skim:
     `re.finditer` finds them (so a quote inside a comment opens nothing).
     A word in a comment cannot make a definition, and the JDK's comments
     say `class` over 40,000 times; a method body that spelled one there
-    was walked and parsed whole. Where the text fools it, the scan sees
-    more hits, never fewer: an unclosed quote or comment opens nothing."""
+    was walked and parsed whole. The alternatives read literals as the
+    languages do (but for Java's quotes spelled `\\u0022`, and a C line
+    comment continued by a backslash, which ends here at its line and
+    leaves the next line's words as hits); an unclosed quote or comment
+    opens nothing."""
     despite_errors: bool = False
     """Whether a folded tree with a syntax error is kept when the parse
     confirms every fold. C's macros leave errors in most files (in 381 of
