@@ -137,6 +137,37 @@ def spec_of(skim: Skim) -> LanguageSpec:
     return next(s for s in LANGUAGES if s.skim is not None and s.skim.inner == skim.inner)
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        b"\tx {\n" * 3000,
+        b"\t\tf(a,\n\t\t\tb) {\n" * 1000,
+        b"x {\n\n" * 3000,
+        b"\tx {\n\t\ty\n" * 3000,
+    ],
+    ids=["one indent", "wrapped heads", "blank lines", "deeper lines"],
+)
+def test_unclosed_braces_are_searched_for_once(
+    source: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Many `{` lines at one indent, none closed, made each brace search
+    to the end of the file for its close (115 CPU seconds for a megabyte
+    of them): a search a later brace would repeat is answered by the last
+    one's result, in Python and in C alike."""
+    made: list[Any] = []
+    kept = folds._Found
+
+    def counted(*args: Any) -> Any:
+        made.append(kept(*args))
+        return made[-1]
+
+    monkeypatch.setattr(folds, "_Found", counted)
+    for skim in fold_skims():
+        hits = python_hits(source, spec_of(skim))
+        both_folds(source, hits, skim)
+        assert made[-1].scanned <= 3 * len(source)
+
+
 def test_c_fold_ranges_refuse_folds_out_of_order_or_outside() -> None:
     source = b"a {\n\tx\n}\nb {\n\ty\n}\n"
     assert len(_scan().fold_ranges(source, [(2, 6), (10, 14)])) == 3
@@ -212,6 +243,32 @@ def test_c_spelled_tokens_are_pythons_on_the_traps_and_real_sources() -> None:
         assert folds.inner_hits(source, spec) == python, path
         found += len(python)
     assert found > 100
+
+
+@pytest.mark.parametrize(
+    ("language", "source"),
+    [
+        ("java", b"new " * 700),
+        ("java", b"new " * 700 + b"X() {"),
+        ("java", b'new ("a;" ) ' * 300 + b"-> x"),
+        ("java", b"new x ) new 'q' ) " * 200 + b";"),
+        ("java", b'"new new ' * 300),
+        ("c", b"struct " * 700 + b"{"),
+        ("c", b"enum x \n" * 500 + b"/"),
+        ("c", b"union u, " * 300),
+    ],
+)
+def test_c_spelled_tokens_are_pythons_where_lookaheads_overlap(
+    language: str, source: bytes
+) -> None:
+    """Each `new` (C's `struct`) looks ahead to the first byte that decides
+    it; where one lookahead runs over the next token's, the C scan answers
+    the second from the first (a megabyte of `new new ...` took 30 CPU
+    seconds), and must find what Python's regexes find."""
+    spec = next(s for s in LANGUAGES if s.name == language)
+    assert spec.skim is not None
+    number = native.SPELLED[spec.skim.inner, spec.skim.quiet]
+    assert _scan().spelled(source, number) == python_hits(source, spec)
 
 
 def test_c_spelled_tokens_refuses_a_skim_it_does_not_know() -> None:

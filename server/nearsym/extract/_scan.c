@@ -382,6 +382,14 @@ last_pair(const char *s, Py_ssize_t lo, Py_ssize_t hi, char a, char b)
     return -1;
 }
 
+/* A search for a close, kept with where it began (`folds._Found`). */
+typedef struct {
+    const char *key; /* the indent searched for, in the source */
+    Py_ssize_t size, from, at;
+} Found;
+
+#define FOUND_SLOTS 8
+
 typedef struct {
     const char *s;
     Py_ssize_t n;
@@ -391,7 +399,34 @@ typedef struct {
     int flush;
     const char *raw_quote;
     Py_ssize_t raw_quote_size;
+    /* `folds._Found`: the last searches for a close, by indent. */
+    Found closes[FOUND_SLOTS], outdents[FOUND_SLOTS];
+    int next_close, next_outdent;
 } FoldScan;
+
+/* The slot of `key` (`size` bytes) in `slots`, or a free or the oldest one
+ * made its (with `at` unknown: its `from` past any start). */
+static Found *
+found_slot(Found *slots, int *next, const char *key, Py_ssize_t size)
+{
+    for (int i = 0; i < FOUND_SLOTS; i++)
+        if (slots[i].key != NULL && slots[i].size == size && memcmp(slots[i].key, key, (size_t)size) == 0)
+            return &slots[i];
+    Found *slot = &slots[*next];
+    *next = (*next + 1) % FOUND_SLOTS;
+    slot->key = key;
+    slot->size = size;
+    slot->from = PY_SSIZE_T_MAX;
+    slot->at = -1;
+    return slot;
+}
+
+/* Whether a search from `from` is answered by the slot's last one. */
+static inline int
+found_answers(const Found *slot, Py_ssize_t from)
+{
+    return slot->from <= from && (slot->at == -1 || from <= slot->at);
+}
 
 /* The start of the first line at or after `q` (and before `end`) that is
  * neither blank nor flush: as `folds._first_indent` reads them. */
@@ -465,7 +500,7 @@ first_hit(const FoldScan *f, Py_ssize_t at)
  * above; or, `lone`, the `{` stands alone below it), if it may be folded,
  * else 0. */
 static Py_ssize_t
-wrapped_fold_at(const FoldScan *f, Py_ssize_t brace, Py_ssize_t start, int lone)
+wrapped_fold_at(FoldScan *f, Py_ssize_t brace, Py_ssize_t start, int lone)
 {
     const char *s = f->s;
     Py_ssize_t n = f->n;
@@ -477,18 +512,23 @@ wrapped_fold_at(const FoldScan *f, Py_ssize_t brace, Py_ssize_t start, int lone)
     /* The close: the first line, blank and flush ones aside, not indented
      * as deep as the first inside; a `}` at an indent the inside's begins
      * with. */
-    Py_ssize_t line = -1;
-    for (Py_ssize_t nl = next_newline(s, q, n); nl != -1; nl = next_newline(s, nl + 1, n)) {
-        Py_ssize_t at = nl + 1;
-        if (at + deeper <= n && memcmp(s + at, s + q, (size_t)deeper) == 0)
-            continue;
-        if (blank_line(s, at, n) != -1 || flush_lead(s, at, n, f->flush) != -1)
-            continue;
-        line = at;
-        break;
+    Found *known = found_slot(f->outdents, &f->next_outdent, s + q, deeper);
+    if (!found_answers(known, q)) {
+        known->from = q;
+        known->at = -1;
+        for (Py_ssize_t nl = next_newline(s, q, n); nl != -1; nl = next_newline(s, nl + 1, n)) {
+            Py_ssize_t at = nl + 1;
+            if (at + deeper <= n && memcmp(s + at, s + q, (size_t)deeper) == 0)
+                continue;
+            if (blank_line(s, at, n) != -1 || flush_lead(s, at, n, f->flush) != -1)
+                continue;
+            known->at = nl;
+            break;
+        }
     }
-    if (line == -1)
+    if (known->at == -1)
         return 0;
+    Py_ssize_t line = known->at + 1;
     Py_ssize_t closing = 0;
     while (line + closing < n && is_space_tab(s[line + closing]))
         closing++;
@@ -532,7 +572,7 @@ wrapped_fold_at(const FoldScan *f, Py_ssize_t brace, Py_ssize_t start, int lone)
 /* `folds._fold_at`: the close brace of the block opened at `brace` if it
  * may be folded, else 0. */
 static Py_ssize_t
-fold_at(const FoldScan *f, Py_ssize_t brace)
+fold_at(FoldScan *f, Py_ssize_t brace)
 {
     const char *s = f->s;
     Py_ssize_t n = f->n;
@@ -569,14 +609,19 @@ fold_at(const FoldScan *f, Py_ssize_t brace)
     if (hit < brace)
         return 0;
     /* The close: "\n" + indent + "}" from the brace on. */
-    Py_ssize_t close = -1;
-    for (Py_ssize_t nl = next_newline(s, brace, n); nl != -1; nl = next_newline(s, nl + 1, n)) {
-        if (nl + 1 + indent < n && memcmp(s + nl + 1, s + start, (size_t)indent) == 0
-            && s[nl + 1 + indent] == '}') {
-            close = nl + 1 + indent;
-            break;
+    Found *known = found_slot(f->closes, &f->next_close, s + start, indent);
+    if (!found_answers(known, brace)) {
+        known->from = brace;
+        known->at = -1;
+        for (Py_ssize_t nl = next_newline(s, brace, n); nl != -1; nl = next_newline(s, nl + 1, n)) {
+            if (nl + 1 + indent < n && memcmp(s + nl + 1, s + start, (size_t)indent) == 0
+                && s[nl + 1 + indent] == '}') {
+                known->at = nl;
+                break;
+            }
         }
     }
+    Py_ssize_t close = known->at == -1 ? -1 : known->at + 1 + indent;
     if (close == -1)
         return wrapped_fold_at(f, brace, start, 0);
     if (hit < close)
@@ -699,7 +744,8 @@ find_folds(PyObject *Py_UNUSED(module), PyObject *args)
         if (hits[i] == -1 && PyErr_Occurred())
             goto done;
     }
-    FoldScan f = {source.buf, source.len, hits, nhits, lone_brace, flush, quote.buf, quote.len};
+    FoldScan f = {source.buf, source.len, hits, nhits, lone_brace, flush, quote.buf, quote.len,
+                  {{0}}, {{0}}, 0, 0};
     Offsets found; /* (open, close) of each fold, in turn */
     offsets_init(&found);
     Py_BEGIN_ALLOW_THREADS
@@ -860,10 +906,30 @@ word_starts(const unsigned char *s, Py_ssize_t i)
     return i == 0 || !re_word(s[i - 1]);
 }
 
+/* A scan for one skim's tokens: the text, and what its lookaheads found
+ * before. A lookahead that a later token would repeat is answered from
+ * there: a megabyte of `new new new` (or of C's `struct struct`) made each
+ * run to the end of the text, 30 CPU seconds. */
+typedef struct {
+    const unsigned char *s;
+    Py_ssize_t n;
+    /* `java_new`: from a position its scan stepped on, 1 where the scan
+     * ends without a hit, 2 with one, 0 not known. Allocated once the
+     * scans have stepped over as many bytes as the text has; NULL before
+     * (or where that failed: the scans then run as they are). */
+    unsigned char *outcome;
+    Py_ssize_t steps;
+    /* `c_body`: the last run of word and space bytes, [run_from, run_end). */
+    Py_ssize_t run_from, run_end;
+} Spell;
+
 /* Go's `(?<!\w)type\b(?!\s*\))`. */
 static int
-go_type(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
+go_type(Spell *sp, Py_ssize_t i, Py_ssize_t size)
 {
+    const unsigned char *s = sp->s;
+    Py_ssize_t n = sp->n;
+    (void)size;
     if (!word_starts(s, i) || !word_ends(s, n, i + 4))
         return 0;
     Py_ssize_t j = skip_spaces(s, n, i + 4);
@@ -872,8 +938,10 @@ go_type(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
 
 /* Go's `(?<!\w)WORD\s*(?:/|\{\s*[^\s}])` (`struct`, `interface`). */
 static int
-go_body(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, Py_ssize_t size)
+go_body(Spell *sp, Py_ssize_t i, Py_ssize_t size)
 {
+    const unsigned char *s = sp->s;
+    Py_ssize_t n = sp->n;
     if (!word_starts(s, i))
         return 0;
     Py_ssize_t j = skip_spaces(s, n, i + size);
@@ -885,25 +953,35 @@ go_body(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, Py_ssize_t size)
     return j < n && s[j] != '}';
 }
 
-/* C's `(?<!\w)WORD\b[\w\s]*+[{/]` (`struct`, `union`, `enum`). */
+/* C's `(?<!\w)WORD\b[\w\s]*+[{/]` (`struct`, `union`, `enum`). A run that
+ * starts inside the last one ends where it ended. */
 static int
-c_body(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, Py_ssize_t size)
+c_body(Spell *sp, Py_ssize_t i, Py_ssize_t size)
 {
+    const unsigned char *s = sp->s;
+    Py_ssize_t n = sp->n;
     if (!word_starts(s, i) || !word_ends(s, n, i + size))
         return 0;
     Py_ssize_t j = i + size;
-    while (j < n && (re_word(s[j]) || re_space(s[j])))
-        j++;
+    if (sp->run_from <= j && j <= sp->run_end) {
+        j = sp->run_end;
+    } else {
+        sp->run_from = j;
+        while (j < n && (re_word(s[j]) || re_space(s[j])))
+            j++;
+        sp->run_end = j;
+    }
     return j < n && (s[j] == '{' || s[j] == '/');
 }
 
 /* Java's `(?<![\w$.])WORD\b` (`class`, `interface`, `enum`, `record`). */
 static int
-java_word(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, Py_ssize_t size)
+java_word(Spell *sp, Py_ssize_t i, Py_ssize_t size)
 {
+    const unsigned char *s = sp->s;
     if (i > 0 && (re_word(s[i - 1]) || s[i - 1] == '$' || s[i - 1] == '.'))
         return 0;
-    return word_ends(s, n, i + size);
+    return word_ends(s, sp->n, i + size);
 }
 
 /* The end of a clean literal opened by `quote` at `p` (`"(?:[^"\\\n;]++|\\.)*+"`,
@@ -930,79 +1008,93 @@ clean_literal(const unsigned char *s, Py_ssize_t n, Py_ssize_t p, unsigned char 
     return -1;
 }
 
+/* One step of `java_new`'s scan at `p`: where the next starts, or -1 where
+ * the scan ends here, with `*hit`. What follows `p` decides alone, so the
+ * scans from two positions that step on a same one end alike. */
+static Py_ssize_t
+java_new_step(const unsigned char *s, Py_ssize_t n, Py_ssize_t p, int *hit)
+{
+    switch (s[p]) {
+    case ';':
+        *hit = 0;
+        return -1;
+    case '-':
+        if (p + 1 < n && s[p + 1] == '>') {
+            *hit = 1;
+            return -1;
+        }
+        return p + 1;
+    case ')': {
+        Py_ssize_t j = skip_spaces(s, n, p + 1);
+        if (j < n && (s[j] == '{' || s[j] == '/')) {
+            *hit = 1;
+            return -1;
+        }
+        return p + 1;
+    }
+    case '"':
+    case '\'': {
+        Py_ssize_t q = clean_literal(s, n, p, s[p]);
+        if (q < 0) {
+            *hit = 1;
+            return -1;
+        }
+        return q;
+    }
+    default:
+        return p + 1;
+    }
+}
+
 /* Java's `new`: `(?<![\w$])new\b`, then possessively any run of bytes but
  * `;"'-)`, a `-` not before `>`, a `)` not before `\s*[{/]`, or a clean
  * string or char literal; and there a `)`, a `->` or a quote. */
 static int
-java_new(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
+java_new(Spell *sp, Py_ssize_t i, Py_ssize_t size)
 {
+    const unsigned char *s = sp->s;
+    Py_ssize_t n = sp->n;
+    (void)size;
     if (i > 0 && (re_word(s[i - 1]) || s[i - 1] == '$'))
         return 0;
     if (!word_ends(s, n, i + 3))
         return 0;
-    Py_ssize_t p = i + 3;
-    while (p < n) {
-        unsigned char c = s[p];
-        switch (c) {
-        case ';':
-            return 0;
-        case '-':
-            if (p + 1 < n && s[p + 1] == '>')
-                return 1;
-            p++;
-            break;
-        case ')': {
-            Py_ssize_t j = skip_spaces(s, n, p + 1);
-            if (j < n && (s[j] == '{' || s[j] == '/'))
-                return 1;
-            p++;
+    if (sp->outcome == NULL && sp->steps > n)
+        sp->outcome = PyMem_RawCalloc((size_t)n + 1, 1);
+    unsigned char *known = sp->outcome;
+    int hit = 0;
+    for (Py_ssize_t p = i + 3; p >= 0 && p < n;) {
+        if (known != NULL && known[p]) {
+            hit = known[p] - 1;
             break;
         }
-        case '"':
-        case '\'': {
-            Py_ssize_t q = clean_literal(s, n, p, c);
-            if (q < 0)
-                return 1;
-            p = q;
-            break;
-        }
-        default:
-            p++;
-        }
+        p = java_new_step(s, n, p, &hit);
+        sp->steps++;
     }
-    return 0;
+    if (known != NULL) { /* the positions stepped on, again: each to the end found */
+        int ignored;
+        for (Py_ssize_t p = i + 3; p >= 0 && p < n && !known[p]; p = java_new_step(s, n, p, &ignored))
+            known[p] = (unsigned char)(hit + 1);
+    }
+    return hit;
+}
+
+static int
+c_directive(Spell *sp, Py_ssize_t i, Py_ssize_t size)
+{
+    return word_ends(sp->s, sp->n, i + size); /* `define\b`, `typedef\b` */
 }
 
 typedef struct {
     const char *word;
-    int (*test)(const unsigned char *, Py_ssize_t, Py_ssize_t, Py_ssize_t);
+    int (*test)(Spell *, Py_ssize_t, Py_ssize_t);
 } Token;
 
-static int
-go_type_token(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, Py_ssize_t size)
-{
-    (void)size;
-    return go_type(s, n, i);
-}
-
-static int
-java_new_token(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, Py_ssize_t size)
-{
-    (void)size;
-    return java_new(s, n, i);
-}
-
-static int
-c_directive(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, Py_ssize_t size)
-{
-    return word_ends(s, n, i + size); /* `define\b`, `typedef\b` */
-}
-
 static const Token go_tokens[] = {
-    {"type", go_type_token}, {"struct", go_body}, {"interface", go_body}, {NULL, NULL},
+    {"type", go_type}, {"struct", go_body}, {"interface", go_body}, {NULL, NULL},
 };
 static const Token java_tokens[] = {
-    {"new", java_new_token}, {"class", java_word}, {"interface", java_word},
+    {"new", java_new}, {"class", java_word}, {"interface", java_word},
     {"enum", java_word}, {"record", java_word}, {NULL, NULL},
 };
 static const Token c_tokens[] = {
@@ -1202,13 +1294,14 @@ spelled(PyObject *Py_UNUSED(module), PyObject *args)
     Py_ssize_t n = source.len;
     Offsets found;
     offsets_init(&found);
+    Spell sp = {s, n, NULL, 0, 1, 0};
     Py_BEGIN_ALLOW_THREADS
     for (const Token *t = tokens; t->word != NULL && !found.failed; t++) {
         Py_ssize_t size = (Py_ssize_t)strlen(t->word);
         const unsigned char *at = size <= n ? memmem(s, (size_t)n, t->word, (size_t)size) : NULL;
         while (at != NULL) {
             Py_ssize_t i = at - s;
-            if (t->test(s, n, i, size))
+            if (t->test(&sp, i, size))
                 offsets_push(&found, i);
             at = i + 1 + size <= n ? memmem(at + 1, (size_t)(n - i - 1), t->word, (size_t)size) : NULL;
         }
@@ -1217,6 +1310,7 @@ spelled(PyObject *Py_UNUSED(module), PyObject *args)
         qsort(found.at, (size_t)found.count, sizeof(Py_ssize_t), compare_offsets);
         drop_quiet(s, n, &found, skim);
     }
+    PyMem_RawFree(sp.outcome);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&source);
     return offsets_list(&found, 0);
