@@ -147,7 +147,7 @@ def spec_of(skim: Skim) -> LanguageSpec:
     ],
     ids=["one indent", "wrapped heads", "blank lines", "deeper lines"],
 )
-def test_unclosed_braces_are_searched_for_once(
+def test_unclosed_braces_cost_one_pass(
     source: bytes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Many `{` lines at one indent, none closed, made each brace search

@@ -26,8 +26,8 @@ comment or a literal (`Skim.quiet`) counts for neither: the JDK's method
 bodies say `class` in their comments, and leaving those out of the hits
 cut a worker's CPU on the JDK from 9.1 to 8.5 seconds, on Go's library
 from 4.12 to 3.94, with the same definitions; in the kernel one file
-gained four (a body no longer parsed whole, whose macros' syntax errors
-had spread over the definitions after it).
+gained seven (a body no longer parsed whole, whose macros' syntax errors
+had taken in the definitions around it).
 
 `find_folds` runs in C where nearsym's extension was built (`_scan.c`),
 with the same rules and the same folds: on Go's library 0.15 CPU seconds
