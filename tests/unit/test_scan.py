@@ -147,9 +147,7 @@ def spec_of(skim: Skim) -> LanguageSpec:
     ],
     ids=["one indent", "wrapped heads", "blank lines", "deeper lines"],
 )
-def test_unclosed_braces_cost_one_pass(
-    source: bytes, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_unclosed_braces_cost_one_pass(source: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
     """Many `{` lines at one indent, none closed, made each brace search
     to the end of the file for its close (115 CPU seconds for a megabyte
     of them): a search a later brace would repeat is answered by the last
