@@ -984,26 +984,26 @@ java_word(Spell *sp, Py_ssize_t i, Py_ssize_t size)
     return word_ends(s, sp->n, i + size);
 }
 
-/* The end of a clean literal opened by `quote` at `p` (`"(?:[^"\\\n;]++|\\.)*+"`,
- * and the same with `'`), or -1 where it is not one. */
+/* The end of the literal opened by `quote` at `p`, or -1 where none closes
+ * on its line: `"(?:\\.|[^"\\\n])*"` (a skim's `quiet`), and the same
+ * with `'`; or, `clean`, `"(?:[^"\\\n;]++|\\.)*+"` (Java's `new`: no `;`
+ * inside, and a backslash does not escape a line end). */
 static Py_ssize_t
-clean_literal(const unsigned char *s, Py_ssize_t n, Py_ssize_t p, unsigned char quote)
+literal_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t p, unsigned char quote, int clean)
 {
-    Py_ssize_t q = p + 1;
-    while (q < n) {
+    for (Py_ssize_t q = p + 1; q < n;) {
         unsigned char c = s[q];
         if (c == quote)
             return q + 1;
-        if (c == '\n' || c == ';')
+        if (c == '\n' || (clean && c == ';'))
             return -1;
         if (c == '\\') {
-            if (q + 1 < n && s[q + 1] != '\n') {
-                q += 2;
-                continue;
-            }
-            return -1;
+            if (q + 1 == n || (clean && s[q + 1] == '\n'))
+                return -1;
+            q += 2;
+        } else {
+            q++;
         }
-        q++;
     }
     return -1;
 }
@@ -1034,7 +1034,7 @@ java_new_step(const unsigned char *s, Py_ssize_t n, Py_ssize_t p, int *hit)
     }
     case '"':
     case '\'': {
-        Py_ssize_t q = clean_literal(s, n, p, s[p]);
+        Py_ssize_t q = literal_end(s, n, p, s[p], 1);
         if (q < 0) {
             *hit = 1;
             return -1;
@@ -1152,29 +1152,6 @@ block_comment_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
     return close ? close - s + 2 : -1;
 }
 
-/* `"(?:\\.|[^"\\\n])*"`, and the same with `'`. */
-static Py_ssize_t
-quoted_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, unsigned char quote)
-{
-    if (s[i] != quote)
-        return -1;
-    for (Py_ssize_t q = i + 1; q < n;) {
-        unsigned char c = s[q];
-        if (c == quote)
-            return q + 1;
-        if (c == '\\') {
-            if (q + 1 == n)
-                return -1;
-            q += 2;
-        } else if (c == '\n') {
-            return -1;
-        } else {
-            q++;
-        }
-    }
-    return -1;
-}
-
 /* Go's raw string: `` `[^`]*` ``. */
 static Py_ssize_t
 raw_string_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
@@ -1216,11 +1193,11 @@ quiet_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, int skim)
     if (end < 0 && skim == SKIM_JAVA)
         end = text_block_end(s, n, i);
     if (end < 0)
-        end = quoted_end(s, n, i, '"');
+        end = s[i] == '"' ? literal_end(s, n, i, '"', 0) : -1;
     if (end < 0 && skim == SKIM_GO)
         end = raw_string_end(s, n, i);
     if (end < 0)
-        end = quoted_end(s, n, i, '\'');
+        end = s[i] == '\'' ? literal_end(s, n, i, '\'', 0) : -1;
     return end;
 }
 

@@ -35,8 +35,9 @@ class Skim:
     tokens a definition inside it must spell (`inner`: a word, and a bytes
     regex matched where the word occurs, which is far quicker than a regex
     search), and a `flat` child, which nothing below can match. The test
-    is on the text, so a comment or a string holding a token only costs a
-    walk: the result is the full query's, which tests check.
+    is on the text, outside comments and literals (`quiet`), so text that
+    only looks like a token costs a walk, never a definition: the result
+    is the full query's, which tests check.
     """
 
     outline: frozenset[str]
