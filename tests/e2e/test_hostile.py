@@ -178,6 +178,14 @@ def unclosed_brackets(root: Path) -> None:
     write(root, "broken.py", text)
 
 
+def made_up_lua(root: Path) -> None:
+    kept(root)
+    write(root, "real.lua", "function lua_kept() end\n")
+    # Tree-sitter's error recovery on this grows with the square of its
+    # length: a minute for these 200 KB, until its parse is given up.
+    write(root, "made_up.lua", "[\n" * 100_000 + "function lost_after_brackets() end\n")
+
+
 CASES = [
     Case("fifo .gitignore at the root", fifo_gitignore(".gitignore"), ["kept_definition"]),
     Case(
@@ -248,6 +256,12 @@ CASES = [
         "100,000 unclosed brackets in a .py file",
         unclosed_brackets,
         ["kept_definition"],
+        ["lost_after_brackets"],
+    ),
+    Case(
+        "a made-up .lua file whose parse does not end in useful time",
+        made_up_lua,
+        ["kept_definition", "lua_kept"],
         ["lost_after_brackets"],
     ),
     Case(

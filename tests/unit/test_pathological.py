@@ -10,10 +10,10 @@ import pytest
 
 from nearsym.extract.definitions import (
     MAX_CONTAINER_CHARS,
-    TooBroken,
     extract_defs,
     extract_symbols,
 )
+from nearsym.extract.grammar import TooBroken
 from nearsym.extract.languages import language_named
 
 
@@ -83,3 +83,101 @@ def test_closed_deep_nesting_keeps_the_definitions_after_it() -> None:
     for source, name in ((brackets, "after_brackets"), (blocks, "after_blocks")):
         defs = bounded(lambda source=source: extract_defs(source.encode(), spec("python")))
         assert name in defs.names
+
+
+MADE_UP_LUA = b"[" * 40_000
+"""Tree-sitter's error recovery on this grows with the square of its
+length: 6.6 s of parse here, about an hour for a megabyte."""
+
+
+def test_a_parse_past_its_budget_is_given_up_and_the_parser_parses_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from nearsym.extract import grammar
+
+    monkeypatch.setattr(grammar, "PARSE_CPU_SECONDS", 0.2)
+    lua = spec("lua")
+    with pytest.raises(TooBroken, match=r"gave up after 0\.3 s of CPU on 40,000 bytes"):
+        bounded(lambda: extract_defs(MADE_UP_LUA, lua))
+    assert extract_symbols(MADE_UP_LUA, lua, "/ws", "made_up.lua") == []
+    # The same thread's parser, given up twice, reads the next file whole.
+    defs = extract_defs(b"local function after() end\nfunction M.kept() end\n", lua)
+    assert list(defs.names) == ["after", "kept"]
+
+
+def test_other_threads_run_while_a_long_parse_holds_the_interpreter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Tree-sitter holds the interpreter lock for a whole parse, but its
+    progress calls back into Python, where other threads get their turn: a
+    thread that counts while the parse runs counts many times (with the
+    parse read from bytes at once, it counted 0 or 1)."""
+    from nearsym.extract import grammar
+
+    monkeypatch.setattr(grammar, "PARSE_CPU_SECONDS", 0.5)
+    parsing = threading.Event()
+    done = threading.Event()
+    turns = 0
+
+    def count() -> None:
+        nonlocal turns
+        while not done.is_set():
+            if parsing.is_set():
+                turns += 1
+            done.wait(0.001)
+
+    counter = threading.Thread(target=count, daemon=True)
+    counter.start()
+    parsing.set()
+    with pytest.raises(TooBroken):
+        grammar.parse_bounded(grammar.parser(spec("lua")), MADE_UP_LUA)
+    parsing.clear()
+    done.set()
+    counter.join()
+    assert turns >= 20
+
+
+def test_a_worker_skips_a_file_whose_parse_was_given_up_and_reads_the_rest(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    from nearsym.extract import grammar
+    from nearsym.workspace.pool import OK, SKIPPED, parse_many
+
+    monkeypatch.setattr(grammar, "PARSE_CPU_SECONDS", 0.2)
+    (tmp_path / "made_up.lua").write_bytes(MADE_UP_LUA)
+    (tmp_path / "real.lua").write_bytes(b"function real() end\n")
+    jobs = [(str(tmp_path / n), n, "lua") for n in ("made_up.lua", "real.lua")]
+    made_up, real = parse_many(jobs, 1 << 20)
+    assert made_up[:2] == ("made_up.lua", SKIPPED)
+    assert b"tree-sitter's parse gave up" in made_up[4]
+    assert real[:2] == ("real.lua", OK)
+
+
+def test_the_queries_own_text_predicates_read_the_source() -> None:
+    """The text predicates tree-sitter would read from `Node.text`, which
+    a tree parsed within a budget does not hold (`grammar.text_predicate`)."""
+    ruby = b"class A\n  attr_reader :kept\n  private :not_a_property\nend\n"
+    assert "kept" in extract_defs(ruby, spec("ruby")).names
+    assert "not_a_property" not in extract_defs(ruby, spec("ruby")).names
+    elixir = b"defmodule Shop do\n  def add(x), do: x\n  import Other\nend\n"
+    assert list(extract_defs(elixir, spec("elixir")).names) == ["Shop", "add"]
+    julia = b"f(x) = x + 1\nf(2) == 3\n"
+    assert list(extract_defs(julia, spec("julia")).names) == ["f"]
+
+
+def test_no_reader_of_trees_asks_a_node_for_its_text() -> None:
+    """`Node.text` on a tree parsed from a callback (`parse_bounded`)
+    crashes py-tree-sitter 0.26.1: readers slice the source (`node_text`)."""
+    import ast
+    import pathlib
+
+    import nearsym.extract
+
+    package = pathlib.Path(nearsym.extract.__file__).parent
+    reads = [
+        f"{path.name}:{node.lineno}"
+        for path in package.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute) and node.attr == "text"
+    ]
+    assert reads == []

@@ -355,7 +355,7 @@ def test_go_imports_read_from_the_skimmed_tree_are_the_whole_trees() -> None:
     folded = skimmed(source, spec)[2].root_node
     assert folded.descendant_count < whole.descendant_count  # bodies left out
     found = imports.extract_imports(source, spec)
-    assert found == imports._go_imports(whole, load_grammar(spec).language)
+    assert found == imports._go_imports(source, whole, load_grammar(spec).language)
     assert sorted(ref.module for ref in found) == [
         "C", "context", "example.com/m/internal/store", "log", "math", "net/http/pprof", "strings",
     ]  # fmt: skip

@@ -268,10 +268,11 @@ def test_each_c_define_is_matched_once() -> None:
     kernel's `drivers/`, with a walk for each)."""
     spec = language_for_path("flat.h")
     assert spec is not None
-    _, hits, tree = skimmed(C_FLAT, spec)
+    source, hits, tree = skimmed(C_FLAT, spec)
+    query = load_grammar(spec).query
     matched = [
-        node_text(captures["name"][0])
-        for _, captures in skim_matches(spec, load_grammar(spec).query, tree.root_node, hits)
+        node_text(source, captures["name"][0])
+        for _, captures in skim_matches(spec, query, source, tree.root_node, hits)
         if "name" in captures
     ]
     assert [m for m in sorted(matched) if m.isupper()] == ["CALL", "INSIDE", "PLAIN"]

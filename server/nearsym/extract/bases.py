@@ -23,7 +23,7 @@ from functools import cache
 import tree_sitter as ts
 
 from nearsym.extract.folds import skim_matches, skimmed
-from nearsym.extract.grammar import load_grammar, node_text
+from nearsym.extract.grammar import TooBroken, load_grammar, node_text
 from nearsym.extract.languages import LanguageSpec
 
 _ECMASCRIPT = """
@@ -94,10 +94,10 @@ def _query(spec: LanguageSpec) -> ts.Query | None:
         return None  # a grammar whose node names differ: no bases
 
 
-def _base_names(node: ts.Node, out: list[str]) -> None:
+def _base_names(source: bytes, node: ts.Node, out: list[str]) -> None:
     kind = node.type
     if kind in _NAMES:
-        out.append(node_text(node))
+        out.append(node_text(source, node))
     elif kind in _LAST_PART:
         field = _LAST_PART[kind]
         inner = node.child_by_field_name(field) if field else None
@@ -107,10 +107,10 @@ def _base_names(node: ts.Node, out: list[str]) -> None:
         if inner is None and node.named_children:
             inner = node.named_children[0]
         if inner is not None:
-            _base_names(inner, out)
+            _base_names(source, inner, out)
     elif kind not in _NOT_BASES:
         for child in node.named_children:
-            _base_names(child, out)
+            _base_names(source, child, out)
 
 
 def class_bases(source: bytes, spec: LanguageSpec) -> dict[tuple[int, str], tuple[str, ...]]:
@@ -122,23 +122,26 @@ def class_bases(source: bytes, spec: LanguageSpec) -> dict[tuple[int, str], tupl
     definition, so the bodies the skim leaves out hold none."""
     if _query(spec) is None:
         return {}
-    _, hits, tree = skimmed(source, spec)
-    return _collect(spec, tree, hits)
+    try:
+        parsed, hits, tree = skimmed(source, spec)
+    except TooBroken:
+        return {}  # a parse given up: nothing recovered
+    return _collect(spec, parsed, tree, hits)
 
 
 def _collect(
-    spec: LanguageSpec, tree: ts.Tree, hits: list[int]
+    spec: LanguageSpec, source: bytes, tree: ts.Tree, hits: list[int]
 ) -> dict[tuple[int, str], tuple[str, ...]]:
     query = _query(spec)
     assert query is not None
     found: dict[tuple[int, str], list[str]] = {}
-    for _, captures in skim_matches(spec, query, tree.root_node, hits):
+    for _, captures in skim_matches(spec, query, source, tree.root_node, hits):
         names = captures.get("name")
         if not names:
             continue
-        out = found.setdefault((names[0].start_point.row, node_text(names[0])), [])
+        out = found.setdefault((names[0].start_point.row, node_text(source, names[0])), [])
         for bases in captures.get("bases", []):
-            _base_names(bases, out)
+            _base_names(source, bases, out)
     return {key: tuple(dict.fromkeys(b for b in bases if b)) for key, bases in found.items()}
 
 
@@ -200,7 +203,10 @@ def header_bases(source: bytes, line: int, name: str, spec: LanguageSpec) -> tup
     if not re.search(keyword, header):
         return None  # the line holds something else before the class
     snippet = header + (body if terminator == b"{" else terminator + body)
-    _, hits, tree = skimmed(snippet, spec)
+    try:
+        parsed, hits, tree = skimmed(snippet, spec)
+    except TooBroken:
+        return None
     if tree.root_node.has_error:
         return None
-    return _collect(spec, tree, hits).get((0, name), ())
+    return _collect(spec, parsed, tree, hits).get((0, name), ())

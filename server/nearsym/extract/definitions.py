@@ -43,7 +43,7 @@ from nearsym.core.filedefs import FileDefs, kind_byte
 from nearsym.core.model import Kind, Symbol
 from nearsym.extract.deprecation import is_deprecated, marks_deprecation
 from nearsym.extract.folds import skim_matches, skimmed
-from nearsym.extract.grammar import load_grammar, node_text
+from nearsym.extract.grammar import TooBroken, load_grammar, node_text
 from nearsym.extract.languages import LanguageSpec
 from nearsym.extract.mentions import mention_keys
 
@@ -68,7 +68,7 @@ def utf16_column(source: bytes, byte_offset: int, byte_column: int) -> int:
     return len(prefix.decode("utf-8", "replace").encode("utf-16-le")) // 2
 
 
-def _receiver_type(method: ts.Node) -> str:
+def _receiver_type(source: bytes, method: ts.Node) -> str:
     """`func (s *Server[T]) Run()` -> `Server`."""
     receiver = method.child_by_field_name("receiver")
     if receiver is None:
@@ -77,7 +77,7 @@ def _receiver_type(method: ts.Node) -> str:
     while stack:
         node = stack.pop()
         if node.type == "type_identifier":
-            return node_text(node)
+            return node_text(source, node)
         stack.extend(reversed(node.children))
     return ""
 
@@ -119,7 +119,7 @@ def extract_defs(source: bytes, spec: LanguageSpec, mentions: bool = True) -> Fi
     indexing worker sends back and the cache stores). Raises TooBroken.
     Without `mentions`, the caller finds them (`mentions_of` a task's
     files at once)."""
-    definitions = _definitions(source, spec)
+    parsed, definitions = _definitions(source, spec)
     names: list[str] = []
     containers: list[str] = []
     kinds = bytearray()
@@ -131,7 +131,7 @@ def extract_defs(source: bytes, spec: LanguageSpec, mentions: bool = True) -> Fi
             continue
         names.append(d.name)
         containers.append(d.container)
-        kinds.append(kind_byte(int(d.kind), d.local, marks and is_deprecated(d.node)))
+        kinds.append(kind_byte(int(d.kind), d.local, marks and is_deprecated(parsed, d.node)))
         node = d.name_node
         row, column = node.start_point
         if source.find(b"\n", d.at, d.stop) == -1:  # a name on one line (all but a few)
@@ -159,10 +159,6 @@ def extract_defs(source: bytes, spec: LanguageSpec, mentions: bool = True) -> Fi
     )
 
 
-class TooBroken(ValueError):
-    """A file whose tree is too broken to query in bounded time."""
-
-
 MAX_CONTAINER_CHARS = 256
 """A container longer than this keeps only its innermost parts: 20,000
 nested JavaScript functions would otherwise each hold the names of all
@@ -185,7 +181,8 @@ def _qualified(container: str, name: str) -> str:
     return tail[tail.find(".") + 1 :] if "." in tail else tail
 
 
-def _definitions(source: bytes, spec: LanguageSpec) -> list[_Definition]:
+def _definitions(source: bytes, spec: LanguageSpec) -> tuple[bytes, list[_Definition]]:
+    """The text as parsed (`skimmed`) and its definitions."""
     grammar = load_grammar(spec)
     source, hits, tree = skimmed(source, spec)
     root = tree.root_node
@@ -198,10 +195,10 @@ def _definitions(source: bytes, spec: LanguageSpec) -> list[_Definition]:
     chosen: dict[tuple[int, int], tuple[int, _Definition]] = {}
     holders: list[_Definition] = []
     plans, holding = grammar.definitions, grammar.holders
-    for pattern, captures in skim_matches(spec, grammar.query, tree.root_node, hits):
+    for pattern, captures in skim_matches(spec, grammar.query, source, tree.root_node, hits):
         if pattern in holding and "container" in captures and "container.name" in captures:
             holder = captures["container"][0]
-            label = _type_name(captures["container.name"][0])
+            label = _type_name(source, captures["container.name"][0])
             holders.append(_Definition(holder, holder, Kind.CLASS, label, emit=False))
             continue
         plan = plans[pattern]
@@ -223,7 +220,7 @@ def _definitions(source: bytes, spec: LanguageSpec) -> list[_Definition]:
         d = _Definition(nodes[0], name_node, kind, text, at, stop)
         scope = captures.get("scope")
         if scope:
-            d.scope = node_text(scope[0])
+            d.scope = node_text(source, scope[0])
         chosen[key] = (pattern, d)
 
     definitions = [d for _, d in chosen.values()]
@@ -258,7 +255,7 @@ def _definitions(source: bytes, spec: LanguageSpec) -> list[_Definition]:
             stack.pop()
         kind = d.kind
         if go and kind is method and d.node.type == "method_declaration":
-            d.container = _receiver_type(d.node)
+            d.container = _receiver_type(source, d.node)
         else:
             if not stack:
                 parent = None
@@ -286,7 +283,7 @@ def _definitions(source: bytes, spec: LanguageSpec) -> list[_Definition]:
             d.kind = Kind.CONSTANT
         stack.append(item)
 
-    return definitions
+    return source, definitions
 
 
 def _with_names_declared_together(
@@ -328,10 +325,10 @@ def _split_qualified(d: _Definition) -> None:
     d.container = f"{d.container}.{owner}" if d.container else owner
 
 
-def _type_name(node: ts.Node) -> str:
+def _type_name(source: bytes, node: ts.Node) -> str:
     """The bare type a container names: `Store<V>` -> `Store`,
     `&mut a::Store` -> `Store`."""
-    text = node_text(node)
+    text = node_text(source, node)
     text = text.split("<", 1)[0].split("[", 1)[0].split("(", 1)[0]
     text = text.replace("&", "").replace("*", "").replace("mut ", "").strip()
     return re.split(r"::|\.", text)[-1].strip()

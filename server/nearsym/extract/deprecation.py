@@ -32,6 +32,8 @@ import re
 
 import tree_sitter as ts
 
+from nearsym.extract.grammar import node_bytes
+
 _MARKER = re.compile(r"(?i)(?<![\w$])(deprecated|obsolete(attribute)?)(?![\w$])")
 """In a decorator, annotation or attribute: the marker's own name."""
 
@@ -79,18 +81,19 @@ def marks_deprecation(source: bytes) -> bool:
     return b"eprecat" in source or b"bsolete" in source
 
 
-def is_deprecated(node: ts.Node) -> bool:
+def is_deprecated(source: bytes, node: ts.Node) -> bool:
     """Whether the definition `node` is marked deprecated by its header or
-    the comments and attributes directly above it."""
+    the comments and attributes directly above it. `source` is the text
+    its tree was parsed from."""
     current: ts.Node | None = node
     depth = 0
     while current is not None and depth < 4:
         for child in current.children:
-            if child.type in _MARK_TYPES and _marker_in(child):
+            if child.type in _MARK_TYPES and _marker_in(source, child):
                 return True
             if child.is_named and child.type not in _MARK_TYPES | _COMMENT_TYPES:
                 break  # past the header: the name, the signature, the body
-        if _marked_above(current):
+        if _marked_above(source, current):
             return True
         parent = current.parent
         if parent is None or parent.type not in _WRAPPERS:
@@ -100,17 +103,17 @@ def is_deprecated(node: ts.Node) -> bool:
     return False
 
 
-def _marked_above(node: ts.Node) -> bool:
+def _marked_above(source: bytes, node: ts.Node) -> bool:
     """The run of comments, decorators and attributes directly above `node`
     (each ending on the line before the next starts, or on the same)."""
     below = node.start_point.row
     sibling = node.prev_sibling
     while sibling is not None and sibling.end_point.row >= below - 1:
         if sibling.type in _COMMENT_TYPES:
-            if _DOC_TAG.search(_text(sibling)):
+            if _DOC_TAG.search(_text(source, sibling)):
                 return True
         elif sibling.type in _MARK_TYPES:
-            if _marker_in(sibling):
+            if _marker_in(source, sibling):
                 return True
         else:
             return False
@@ -119,13 +122,13 @@ def _marked_above(node: ts.Node) -> bool:
     return False
 
 
-def _marker_in(node: ts.Node) -> bool:
+def _marker_in(source: bytes, node: ts.Node) -> bool:
     """A decorator, annotation or attribute naming the marker: its text up
     to the first `(` (arguments are free text: `@deprecated` inside a note
     string names nothing), or, for a list of several, anywhere."""
-    text = _text(node)
+    text = _text(source, node)
     if node.type in ("modifiers", "attribute_list", "attribute_group", "modifier"):
-        return any(_marker_in(c) for c in node.named_children) or (
+        return any(_marker_in(source, c) for c in node.named_children) or (
             _MARKER.search(text.split("(", 1)[0]) is not None
         )
     head = text.split("(", 1)[0]
@@ -138,5 +141,5 @@ def _marker_in(node: ts.Node) -> bool:
     return _MARKER.search(head) is not None
 
 
-def _text(node: ts.Node) -> str:
-    return (node.text or b"").decode("utf-8", "replace")
+def _text(source: bytes, node: ts.Node) -> str:
+    return node_bytes(source, node).decode("utf-8", "replace")

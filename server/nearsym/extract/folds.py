@@ -48,7 +48,7 @@ from functools import cache
 import tree_sitter as ts
 
 from nearsym.extract import native
-from nearsym.extract.grammar import load_grammar, parser
+from nearsym.extract.grammar import load_grammar, parse_bounded, parser, text_predicate
 from nearsym.extract.languages import C_FLUSH, LanguageSpec, Skim
 
 Match = tuple[int, dict[str, list[ts.Node]]]
@@ -56,7 +56,7 @@ Token = tuple[bytes, re.Pattern[bytes]]
 
 
 def skim_matches(
-    spec: LanguageSpec, query: ts.Query, root: ts.Node, hits: list[int]
+    spec: LanguageSpec, query: ts.Query, source: bytes, root: ts.Node, hits: list[int]
 ) -> list[Match]:
     """`query`'s matches, walking only where definitions can be: for the
     definitions query, or one whose matches lie at definitions (a class's
@@ -65,19 +65,21 @@ def skim_matches(
     Without a skim this is one walk of the whole tree. With one, see
     `Skim`; `hits` are where its inner tokens are spelled
     (`spelled_tokens`). A match can be seen twice; callers keep one per
-    name.
+    name. `source` is the text `root` was parsed from, which the query's
+    text predicates read (`text_predicate`).
     """
     cursor = ts.QueryCursor(query)
+    holds = text_predicate(source)
     skim = spec.skim
     if skim is None:
-        return cursor.matches(root)
+        return cursor.matches(root, holds)
     shallow = ts.QueryCursor(query)
     shallow.set_max_start_depth(1)
     found: list[Match] = []
     stack = [root]
     while stack:
         node = stack.pop()
-        found.extend(shallow.matches(node))
+        found.extend(shallow.matches(node, holds))
         for child in node.named_children:
             kind = child.type
             if kind in skim.outline:
@@ -85,9 +87,9 @@ def skim_matches(
             elif kind in skim.guarded:
                 at = bisect_left(hits, child.start_byte)
                 if at < len(hits) and hits[at] < child.end_byte:
-                    found.extend(cursor.matches(child))
+                    found.extend(cursor.matches(child, holds))
             elif "comment" not in kind and kind not in skim.flat:
-                found.extend(cursor.matches(child))
+                found.extend(cursor.matches(child, holds))
     return found
 
 
@@ -430,6 +432,7 @@ def parse(source: bytes, spec: LanguageSpec, hits: list[int]) -> ts.Tree:
     Folds it does not confirm are dropped and the parse is tried once more;
     then the whole file is parsed. Positions in
     a folded tree are the file's own, so extraction reads it as usual.
+    Each parse has its budget (`parse_bounded`: raises TooBroken).
     """
     skim = spec.skim
     if skim is not None and skim.blocks:
@@ -439,7 +442,7 @@ def parse(source: bytes, spec: LanguageSpec, hits: list[int]) -> ts.Tree:
                 break
             folding = parser(spec, folding=True)
             folding.included_ranges = _included(source, folds)
-            tree = folding.parse(source)
+            tree = parse_bounded(folding, source)
             wrong = _misfolded(tree, folds, skim)
             if wrong == []:
                 return tree
@@ -447,7 +450,7 @@ def parse(source: bytes, spec: LanguageSpec, hits: list[int]) -> ts.Tree:
                 break
             refused = set(wrong)
             folds = [f for f in folds if f not in refused]
-    return parser(spec).parse(source)
+    return parse_bounded(parser(spec), source)
 
 
 def skimmed(source: bytes, spec: LanguageSpec) -> tuple[bytes, list[int], ts.Tree]:

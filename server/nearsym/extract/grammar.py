@@ -1,5 +1,6 @@
 """Grammars and parsers: loading a language's tree-sitter grammar and its
-definitions query, and one parser per thread and language.
+definitions query, one parser per thread and language, and the parse
+itself, within a budget (`parse_bounded`).
 
 Tree-sitter parsers are not shared between threads; a grammar and its
 compiled query are, and are loaded once per process.
@@ -10,8 +11,10 @@ from __future__ import annotations
 import importlib
 import re
 import threading
+import time
 from dataclasses import dataclass
 from functools import cache
+from typing import Literal
 
 import tree_sitter as ts
 
@@ -85,7 +88,102 @@ def parser(spec: LanguageSpec, *, folding: bool = False) -> ts.Parser:
     return found
 
 
-def node_text(node: ts.Node) -> str:
+class TooBroken(ValueError):
+    """A file whose text cannot be parsed or queried in bounded time."""
+
+
+PARSE_CPU_SECONDS = 2.0
+PARSE_CPU_SECONDS_PER_MB = 2.0
+"""A parse's budget of its thread's CPU time: this, plus so much per
+megabyte. Real sources parse at 0.02 to 0.7 s per megabyte (the slowest
+of the kernel, the JDK, Go, CPython and TypeScript's own: 0.63 s/MB, in
+perf's x86 instruction tables); tree-sitter's error recovery on some
+made-up texts grows with the square of their length (40 KB of Lua `[`:
+6.6 s, a megabyte: about an hour)."""
+
+
+CLOCK_SECONDS = 0.01
+"""How often a parse reads its CPU clock. Tree-sitter calls back each 100
+steps of its parser: every 17 us on Go's library, but on some made-up
+texts only every 400 ms (a step that lexes to the end of the file)."""
+
+
+def parse_bounded(parser: ts.Parser, source: bytes) -> ts.Tree:
+    """`parser`'s tree of `source`; raises TooBroken when the parse spends
+    more of its thread's CPU time than its budget (`PARSE_CPU_SECONDS`).
+
+    The parse reads `source` through a callback, which is what lets
+    py-tree-sitter call back on the parse's progress (`CLOCK_SECONDS`), and
+    each call back runs Python, where other threads can take the interpreter
+    lock: a long parse on a server's thread does not hold up its event
+    loop. Such a tree holds no source of its own: read a node's text from
+    `source` (`node_text`). `Node.text` on it, and the built-in text
+    predicates of queries (`#eq?`), crash py-tree-sitter 0.26.1, so the
+    queries spell their own (`text_predicate`).
+    """
+    view = memoryview(source)
+    budget = PARSE_CPU_SECONDS + PARSE_CPU_SECONDS_PER_MB * len(source) / 1e6
+    limit = time.thread_time() + budget
+    glance = time.monotonic() + CLOCK_SECONDS
+
+    def read(offset: int, _point: ts.Point) -> memoryview:
+        return view[offset:]
+
+    def spent(_offset: int, _has_error: bool) -> bool:
+        nonlocal glance
+        now = time.monotonic()  # 40 ns; the thread's CPU clock, 200 ns
+        if now < glance:
+            return False
+        glance = now + CLOCK_SECONDS
+        return time.thread_time() > limit
+
+    try:
+        return parser.parse(read, progress_callback=spent)
+    except ValueError:  # the parse was given up
+        parser.reset()
+        raise TooBroken(
+            f"tree-sitter's parse gave up after {budget:.1f} s of CPU on "
+            f"{len(source):,} bytes: its error recovery on this text does not end in useful time"
+        ) from None
+
+
+def node_bytes(source: bytes, node: ts.Node) -> bytes:
+    """A node's text in `source`, the text its tree was parsed from."""
+    return source[node.start_byte : node.end_byte]
+
+
+def node_text(source: bytes, node: ts.Node) -> str:
     """A name node's text, without quotes around it or a leading `:`."""
-    raw = node.text or b""
-    return raw.decode("utf-8", "replace").strip("\"'`").lstrip(":")
+    return node_bytes(source, node).decode("utf-8", "replace").strip("\"'`").lstrip(":")
+
+
+def text_predicate(source: bytes) -> ts.QueryPredicate:
+    """The queries' text predicates, read from `source`: `#text-eq?`,
+    `#text-any-of?` and `#text-match?` (a regular expression searched),
+    each of a capture and strings, and true when every node captured
+    passes. tree-sitter's own (`#eq?`) read `Node.text`, which a tree
+    parsed within a budget does not hold (`parse_bounded`)."""
+
+    def holds(
+        predicate: str,
+        args: list[tuple[str, Literal["capture", "string"]]],
+        pattern_index: int,
+        captures: dict[str, list[ts.Node]],
+    ) -> bool:
+        nodes = captures.get(args[0][0], []) if args else []
+        values = [value for value, _ in args[1:]]
+        texts = [node_bytes(source, node).decode("utf-8", "replace") for node in nodes]
+        if predicate == "text-eq?":
+            return all(text == values[0] for text in texts)
+        if predicate == "text-any-of?":
+            return all(text in values for text in texts)
+        if predicate == "text-match?":
+            return all(_regex(values[0]).search(text) for text in texts)
+        raise ValueError(f"unknown query predicate #{predicate} (pattern {pattern_index})")
+
+    return holds
+
+
+@cache
+def _regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)

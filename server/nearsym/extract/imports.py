@@ -15,7 +15,14 @@ from functools import cache
 import tree_sitter as ts
 
 from nearsym.extract.folds import skimmed
-from nearsym.extract.grammar import load_grammar, node_text, parser
+from nearsym.extract.grammar import (
+    TooBroken,
+    load_grammar,
+    node_text,
+    parse_bounded,
+    parser,
+    text_predicate,
+)
 from nearsym.extract.languages import LanguageSpec
 
 
@@ -37,7 +44,7 @@ _PYTHON_STATEMENTS = "[(import_statement) (import_from_statement)] @statement"
 _ECMASCRIPT_STATEMENTS = """
 (import_statement source: (_)) @statement
 (export_statement source: (_)) @statement
-(call_expression function: (identifier) @fn (#eq? @fn "require")) @statement
+(call_expression function: (identifier) @fn (#text-eq? @fn "require")) @statement
 """
 
 
@@ -46,16 +53,16 @@ def _query(language: ts.Language, pattern: str) -> ts.Query:
     return ts.Query(language, pattern)
 
 
-def _statements(root: ts.Node, language: ts.Language, pattern: str) -> list[ts.Node]:
+def _statements(source: bytes, root: ts.Node, language: ts.Language, pattern: str) -> list[ts.Node]:
     """The nodes `pattern` captures as `@statement` anywhere in the tree, in
     file order: found by tree-sitter, not by walking every node in Python
     (a 5,000-line module has 100,000 nodes)."""
     query = _query(language, pattern)
-    found = ts.QueryCursor(query).captures(root).get("statement", [])
+    found = ts.QueryCursor(query).captures(root, text_predicate(source)).get("statement", [])
     return sorted(found, key=lambda n: n.start_byte)
 
 
-def _python_imports(root: ts.Node, language: ts.Language) -> list[ImportRef]:
+def _python_imports(source: bytes, root: ts.Node, language: ts.Language) -> list[ImportRef]:
     refs: list[ImportRef] = []
 
     def dotted(node: ts.Node | None) -> str:
@@ -63,9 +70,9 @@ def _python_imports(root: ts.Node, language: ts.Language) -> list[ImportRef]:
             return ""
         if node.type == "aliased_import":
             return dotted(node.child_by_field_name("name"))
-        return node_text(node)
+        return node_text(source, node)
 
-    for node in _statements(root, language, _PYTHON_STATEMENTS):
+    for node in _statements(source, root, language, _PYTHON_STATEMENTS):
         if node.type == "import_statement":
             refs.extend(ImportRef(dotted(n)) for n in node.children_by_field_name("name"))
         elif node.type == "import_from_statement":
@@ -74,9 +81,9 @@ def _python_imports(root: ts.Node, language: ts.Language) -> list[ImportRef]:
             if module is not None and module.type == "relative_import":
                 for part in module.children:
                     if part.type == "import_prefix":
-                        level = len(node_text(part))
+                        level = len(node_text(source, part))
                     elif part.type == "dotted_name":
-                        name = node_text(part)
+                        name = node_text(source, part)
             else:
                 name = dotted(module)
             names = [dotted(n).rsplit(".", 1)[-1] for n in node.children_by_field_name("name")]
@@ -91,12 +98,12 @@ _IMPORT_NAME_PARENTS = frozenset(
 )
 
 
-def _ecmascript_imports(root: ts.Node, language: ts.Language) -> list[ImportRef]:
+def _ecmascript_imports(source: bytes, root: ts.Node, language: ts.Language) -> list[ImportRef]:
     refs: list[ImportRef] = []
-    for node in _statements(root, language, _ECMASCRIPT_STATEMENTS):
+    for node in _statements(source, root, language, _ECMASCRIPT_STATEMENTS):
         if node.type in ("import_statement", "export_statement"):
-            source = node.child_by_field_name("source")
-            if source is not None:
+            module = node.child_by_field_name("source")
+            if module is not None:
                 names = []
                 inner = [node]
                 while inner:
@@ -107,20 +114,20 @@ def _ecmascript_imports(root: ts.Node, language: ts.Language) -> list[ImportRef]
                         and parent is not None
                         and parent.type in _IMPORT_NAME_PARENTS
                     ):
-                        names.append(node_text(n))
+                        names.append(node_text(source, n))
                     inner.extend(n.children)
-                refs.append(ImportRef(node_text(source), 0, tuple(names)))
+                refs.append(ImportRef(node_text(source, module), 0, tuple(names)))
         elif node.type == "call_expression":
             fn = node.child_by_field_name("function")
             args = node.child_by_field_name("arguments")
-            if fn is not None and node_text(fn) == "require" and args is not None:
+            if fn is not None and node_text(source, fn) == "require" and args is not None:
                 strings = [c for c in args.children if c.type == "string"]
                 if strings:
-                    refs.append(ImportRef(node_text(strings[0])))
+                    refs.append(ImportRef(node_text(source, strings[0])))
     return refs
 
 
-def _go_imports(root: ts.Node, language: ts.Language) -> list[ImportRef]:
+def _go_imports(source: bytes, root: ts.Node, language: ts.Language) -> list[ImportRef]:
     refs: list[ImportRef] = []
     stack = [root]
     while stack:
@@ -128,7 +135,7 @@ def _go_imports(root: ts.Node, language: ts.Language) -> list[ImportRef]:
         if node.type == "import_spec":
             path = node.child_by_field_name("path")
             if path is not None:
-                refs.append(ImportRef(node_text(path)))
+                refs.append(ImportRef(node_text(source, path)))
             continue
         if node.type in ("function_declaration", "method_declaration", "type_declaration"):
             continue  # imports come first; skip the bodies
@@ -136,37 +143,39 @@ def _go_imports(root: ts.Node, language: ts.Language) -> list[ImportRef]:
     return refs
 
 
-def _rust_uses(node: ts.Node, prefix: list[str], out: list[tuple[list[str], str]]) -> None:
+def _rust_uses(
+    source: bytes, node: ts.Node, prefix: list[str], out: list[tuple[list[str], str]]
+) -> None:
     """(module path, name) for each name a `use` tree brings in."""
     kind = node.type
     if kind == "scoped_identifier":
         path = node.child_by_field_name("path")
         name = node.child_by_field_name("name")
         if name is not None:
-            parts = node_text(path).split("::") if path is not None else []
-            out.append(([*prefix, *parts], node_text(name)))
+            parts = node_text(source, path).split("::") if path is not None else []
+            out.append(([*prefix, *parts], node_text(source, name)))
     elif kind in ("identifier", "self", "crate", "super"):
-        out.append((prefix, node_text(node)))
+        out.append((prefix, node_text(source, node)))
     elif kind == "use_as_clause":
         path = node.child_by_field_name("path")
         if path is not None:
-            _rust_uses(path, prefix, out)
+            _rust_uses(source, path, prefix, out)
     elif kind == "scoped_use_list":
         path = node.child_by_field_name("path")
-        parts = node_text(path).split("::") if path is not None else []
+        parts = node_text(source, path).split("::") if path is not None else []
         inner = node.child_by_field_name("list")
         if inner is not None:
-            _rust_uses(inner, [*prefix, *parts], out)
+            _rust_uses(source, inner, [*prefix, *parts], out)
     elif kind == "use_list":
         for child in node.named_children:
-            _rust_uses(child, prefix, out)
+            _rust_uses(source, child, prefix, out)
     elif kind == "use_wildcard":
         path = node.named_children[0] if node.named_children else None
-        parts = node_text(path).split("::") if path is not None else []
+        parts = node_text(source, path).split("::") if path is not None else []
         out.append(([*prefix, *parts], "*"))
 
 
-def _rust_imports(root: ts.Node, language: ts.Language) -> list[ImportRef]:
+def _rust_imports(source: bytes, root: ts.Node, language: ts.Language) -> list[ImportRef]:
     """The `pub use` declarations at the top of a module (its re-exports);
     `module` is the `::` path (`crate::a::b`), `names` the last parts."""
     by_module: dict[str, list[str]] = {}
@@ -178,7 +187,7 @@ def _rust_imports(root: ts.Node, language: ts.Language) -> list[ImportRef]:
         argument = node.child_by_field_name("argument")
         found: list[tuple[list[str], str]] = []
         if argument is not None:
-            _rust_uses(argument, [], found)
+            _rust_uses(source, argument, [], found)
         for path, name in found:
             by_module.setdefault("::".join(path), []).append(name)
     return [ImportRef(module, 0, tuple(names)) for module, names in by_module.items()]
@@ -213,6 +222,11 @@ def extract_imports(source: bytes, spec: LanguageSpec) -> list[ImportRef]:
     reader = _IMPORT_READERS.get(spec.name)
     if reader is None:
         return []
-    top_level = spec.name in _TOP_LEVEL_ONLY
-    tree = skimmed(source, spec)[2] if top_level else parser(spec).parse(source)
-    return reader(tree.root_node, load_grammar(spec).language)
+    try:
+        if spec.name in _TOP_LEVEL_ONLY:
+            source, _, tree = skimmed(source, spec)
+        else:
+            tree = parse_bounded(parser(spec), source)
+    except TooBroken:
+        return []  # a parse given up: nothing recovered
+    return reader(source, tree.root_node, load_grammar(spec).language)

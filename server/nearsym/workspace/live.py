@@ -44,7 +44,8 @@ from enum import Enum
 from typing import Any, TypeVar
 
 from nearsym.core.filedefs import FileDefs
-from nearsym.extract.definitions import TooBroken, extract_defs, extract_symbols
+from nearsym.extract.definitions import extract_defs, extract_symbols
+from nearsym.extract.grammar import TooBroken
 from nearsym.index.cache import Cache
 from nearsym.index.namespace import Namespace
 from nearsym.index.skipped import SkippedFiles

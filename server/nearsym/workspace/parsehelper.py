@@ -63,12 +63,18 @@ class ParseHelper:
 def helper_main(argv: list[str]) -> int:
     """The helper process: `argv[0]` names the language; text on stdin."""
     from nearsym.extract.definitions import extract_defs
+    from nearsym.extract.grammar import TooBroken
     from nearsym.extract.languages import language_named
 
     spec = language_named(argv[0]) if argv else None
     if spec is None:
         print(f"unknown language {argv[:1]}", file=sys.stderr)
         return 2
-    sys.stdout.buffer.write(extract_defs(sys.stdin.buffer.read(), spec).encode())
+    try:
+        blob = extract_defs(sys.stdin.buffer.read(), spec).encode()
+    except TooBroken as why:
+        print(why, file=sys.stderr)
+        return 3
+    sys.stdout.buffer.write(blob)
     sys.stdout.buffer.flush()
     return 0

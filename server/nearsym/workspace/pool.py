@@ -53,7 +53,8 @@ def parse_many(jobs: Sequence[tuple[str, str, str]], max_bytes: int) -> list[Par
     """(absolute path, relative path, language) each: read and extracted
     one by one, their mentions found in one pass (`mentions_of`: numpy's
     calls cost per pass, not per file)."""
-    from nearsym.extract.definitions import TooBroken, extract_defs
+    from nearsym.extract.definitions import extract_defs
+    from nearsym.extract.grammar import TooBroken
     from nearsym.extract.mentions import mentions_of
 
     results: list[Parsed] = []

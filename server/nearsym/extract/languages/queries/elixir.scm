@@ -4,7 +4,7 @@
 (call
   target: (identifier) @_kw
   (arguments (alias) @name)
-  (#any-of? @_kw "defmodule" "defprotocol" "defimpl")) @definition.module
+  (#text-any-of? @_kw "defmodule" "defprotocol" "defimpl")) @definition.module
 
 (call
   target: (identifier) @_kw
@@ -12,7 +12,7 @@
     [(call target: (identifier) @name)
      (identifier) @name
      (binary_operator left: (call target: (identifier) @name))])
-  (#any-of? @_kw "def" "defp" "defdelegate" "defguard" "defguardp" "defn" "defnp")) @definition.function
+  (#text-any-of? @_kw "def" "defp" "defdelegate" "defguard" "defguardp" "defn" "defnp")) @definition.function
 
 (call
   target: (identifier) @_kw
@@ -20,7 +20,7 @@
     [(call target: (identifier) @name)
      (identifier) @name
      (binary_operator left: (call target: (identifier) @name))])
-  (#any-of? @_kw "defmacro" "defmacrop")) @definition.macro
+  (#text-any-of? @_kw "defmacro" "defmacrop")) @definition.macro
 
 (unary_operator
   operator: "@"

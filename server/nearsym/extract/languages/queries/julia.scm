@@ -5,7 +5,7 @@
 (function_definition (signature (call_expression . (identifier) @name))) @definition.function
 (function_definition (signature (typed_expression (call_expression . (identifier) @name)))) @definition.function
 (function_definition (signature (where_expression (call_expression . (identifier) @name)))) @definition.function
-(assignment . (call_expression . (identifier) @name) (operator) @_op (#eq? @_op "=")) @definition.function
+(assignment . (call_expression . (identifier) @name) (operator) @_op (#text-eq? @_op "=")) @definition.function
 (macro_definition (signature (call_expression . (identifier) @name))) @definition.macro
 (struct_definition (type_head (identifier) @name)) @definition.struct
 (struct_definition (type_head (binary_expression . (identifier) @name))) @definition.struct

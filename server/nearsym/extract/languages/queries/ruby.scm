@@ -11,4 +11,4 @@
 (call
   method: (identifier) @_attr
   arguments: (argument_list (simple_symbol) @name)
-  (#match? @_attr "^attr_(reader|writer|accessor)$")) @definition.property
+  (#text-match? @_attr "^attr_(reader|writer|accessor)$")) @definition.property
