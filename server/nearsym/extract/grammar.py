@@ -108,43 +108,65 @@ steps of its parser: every 17 us on Go's library, but on some made-up
 texts only every 400 ms (a step that lexes to the end of the file)."""
 
 
+class Budget:
+    """The CPU time of its thread that a parse of `size` bytes may spend
+    (`PARSE_CPU_SECONDS`): `over` is tree-sitter's progress callback, true
+    once it is spent, and `spent` stays true after. Each call back runs
+    Python, where other threads can take the interpreter lock: a long parse
+    on a server's thread does not hold up its event loop.
+
+    A query is not given one: py-tree-sitter 0.26.1 hands tree-sitter a
+    pointer to query options that live in a block already left
+    (`query_cursor.c`), and a query long enough to call back jumps to
+    garbage (a crash on this module, 189 lines, as it stood)."""
+
+    __slots__ = ("glance", "limit", "seconds", "size", "spent")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.seconds = PARSE_CPU_SECONDS + PARSE_CPU_SECONDS_PER_MB * size / 1e6
+        self.limit = time.thread_time() + self.seconds
+        self.glance = time.monotonic() + CLOCK_SECONDS
+        self.spent = False
+
+    def over(self, *_progress: object) -> bool:
+        now = time.monotonic()  # 40 ns; the thread's CPU clock, 200 ns
+        if now < self.glance:
+            return self.spent
+        self.glance = now + CLOCK_SECONDS
+        if time.thread_time() > self.limit:
+            self.spent = True
+        return self.spent
+
+    def given_up(self) -> TooBroken:
+        return TooBroken(
+            f"tree-sitter's parse gave up after {self.seconds:.1f} s of CPU on "
+            f"{self.size:,} bytes: it does not end in useful time on this text"
+        )
+
+
 def parse_bounded(parser: ts.Parser, source: bytes) -> ts.Tree:
     """`parser`'s tree of `source`; raises TooBroken when the parse spends
-    more of its thread's CPU time than its budget (`PARSE_CPU_SECONDS`).
+    its `Budget`.
 
     The parse reads `source` through a callback, which is what lets
-    py-tree-sitter call back on the parse's progress (`CLOCK_SECONDS`), and
-    each call back runs Python, where other threads can take the interpreter
-    lock: a long parse on a server's thread does not hold up its event
-    loop. Such a tree holds no source of its own: read a node's text from
-    `source` (`node_text`). `Node.text` on it, and the built-in text
-    predicates of queries (`#eq?`), crash py-tree-sitter 0.26.1, so the
-    queries spell their own (`text_predicate`).
+    py-tree-sitter call back on the parse's progress. Such a tree holds no
+    source of its own: read a node's text from `source` (`node_text`).
+    `Node.text` on it, and the built-in text predicates of queries
+    (`#eq?`), crash py-tree-sitter 0.26.1, so the queries spell their own
+    (`text_predicate`).
     """
     view = memoryview(source)
-    budget = PARSE_CPU_SECONDS + PARSE_CPU_SECONDS_PER_MB * len(source) / 1e6
-    limit = time.thread_time() + budget
-    glance = time.monotonic() + CLOCK_SECONDS
+    budget = Budget(len(source))
 
     def read(offset: int, _point: ts.Point) -> memoryview:
         return view[offset:]
 
-    def spent(_offset: int, _has_error: bool) -> bool:
-        nonlocal glance
-        now = time.monotonic()  # 40 ns; the thread's CPU clock, 200 ns
-        if now < glance:
-            return False
-        glance = now + CLOCK_SECONDS
-        return time.thread_time() > limit
-
     try:
-        return parser.parse(read, progress_callback=spent)
+        return parser.parse(read, progress_callback=budget.over)
     except ValueError:  # the parse was given up
         parser.reset()
-        raise TooBroken(
-            f"tree-sitter's parse gave up after {budget:.1f} s of CPU on "
-            f"{len(source):,} bytes: its error recovery on this text does not end in useful time"
-        ) from None
+        raise budget.given_up() from None
 
 
 def node_bytes(source: bytes, node: ts.Node) -> bytes:
