@@ -846,7 +846,7 @@ def folded_bodies(path: str, source: bytes) -> list[str]:
     spec = language_for_path(path)
     assert spec is not None
     grammar = load_grammar(spec)
-    tree = parse(source, spec, spelled_tokens(source, grammar.inner, grammar.quiet))
+    tree, _ = parse(source, spec, spelled_tokens(source, grammar.inner, grammar.quiet))
     empty: list[str] = []
     stack = [tree.root_node]
     while stack:

@@ -41,8 +41,9 @@ import tree_sitter as ts
 
 from nearsym.core.filedefs import FileDefs, kind_byte
 from nearsym.core.model import Kind, Symbol
+from nearsym.extract.consts import Constant, ConstBlock
 from nearsym.extract.deprecation import is_deprecated, marks_deprecation
-from nearsym.extract.folds import skim_matches, skimmed
+from nearsym.extract.folds import skim_matches, skimmed_with_consts
 from nearsym.extract.grammar import TooBroken, load_grammar, node_text
 from nearsym.extract.languages import LanguageSpec
 from nearsym.extract.mentions import mention_keys
@@ -119,16 +120,24 @@ def extract_defs(source: bytes, spec: LanguageSpec, mentions: bool = True) -> Fi
     indexing worker sends back and the cache stores). Raises TooBroken.
     Without `mentions`, the caller finds them (`mentions_of` a task's
     files at once)."""
-    parsed, definitions = _definitions(source, spec)
+    parsed, definitions, consts = _definitions(source, spec)
     names: list[str] = []
     containers: list[str] = []
     kinds = bytearray()
     spans = array("I")
     ascii = source.isascii()  # then byte columns are UTF-16 columns
     marks = marks_deprecation(source)
+    # The const blocks' names (`consts`), which the tree does not hold, go
+    # in between by offset: top-level constants, none deprecated.
+    constants = [name for block in consts for name in block[2]]
+    taken = 0
+    next_constant = constants[0][0] if constants else _LOW
     for d in definitions:
         if not d.name:
             continue
+        if d.at > next_constant:
+            taken = _add_constants(constants, taken, d.at, names, containers, kinds, spans)
+            next_constant = constants[taken][0] if taken < len(constants) else _LOW
         names.append(d.name)
         containers.append(d.container)
         kinds.append(kind_byte(int(d.kind), d.local, marks and is_deprecated(parsed, d.node)))
@@ -149,6 +158,7 @@ def extract_defs(source: bytes, spec: LanguageSpec, mentions: bool = True) -> Fi
                     utf16_column(source, d.stop, end_column),
                 )
             )
+    _add_constants(constants, taken, _LOW, names, containers, kinds, spans)
     return FileDefs(
         spec.name,
         tuple(names),
@@ -157,6 +167,32 @@ def extract_defs(source: bytes, spec: LanguageSpec, mentions: bool = True) -> Fi
         spans,
         mention_keys(source) if mentions else b"",
     )
+
+
+_CONSTANT = kind_byte(int(Kind.CONSTANT), False, False)
+
+
+def _add_constants(
+    constants: list[Constant],
+    taken: int,
+    until: int,
+    names: list[str],
+    containers: list[str],
+    kinds: bytearray,
+    spans: array[int],
+) -> int:
+    """Append the const blocks' names from `taken` on that start before
+    `until`; how many are taken then."""
+    while taken < len(constants):
+        at, name, row, column = constants[taken]
+        if at >= until:
+            break
+        names.append(name)
+        containers.append("")
+        kinds.append(_CONSTANT)
+        spans.extend((row, column, row, column + len(name)))
+        taken += 1
+    return taken
 
 
 MAX_CONTAINER_CHARS = 256
@@ -181,10 +217,13 @@ def _qualified(container: str, name: str) -> str:
     return tail[tail.find(".") + 1 :] if "." in tail else tail
 
 
-def _definitions(source: bytes, spec: LanguageSpec) -> tuple[bytes, list[_Definition]]:
-    """The text as parsed (`skimmed`) and its definitions."""
+def _definitions(
+    source: bytes, spec: LanguageSpec
+) -> tuple[bytes, list[_Definition], list[ConstBlock]]:
+    """The text as parsed (`skimmed_with_consts`), the definitions of its
+    tree and the const blocks read beside it."""
     grammar = load_grammar(spec)
-    source, hits, tree = skimmed(source, spec)
+    source, hits, tree, consts = skimmed_with_consts(source, spec)
     root = tree.root_node
     if root.has_error:
         tops = [root] if root.is_error else [c for c in root.children if c.is_error]
@@ -283,7 +322,7 @@ def _definitions(source: bytes, spec: LanguageSpec) -> tuple[bytes, list[_Defini
             d.kind = Kind.CONSTANT
         stack.append(item)
 
-    return source, definitions
+    return source, definitions, consts
 
 
 def _with_names_declared_together(

@@ -48,6 +48,7 @@ from functools import cache
 import tree_sitter as ts
 
 from nearsym.extract import native
+from nearsym.extract.consts import ConstBlock, const_blocks
 from nearsym.extract.grammar import load_grammar, parse_bounded, parser, text_predicate
 from nearsym.extract.languages import C_FLUSH, LanguageSpec, Skim
 
@@ -391,8 +392,14 @@ def _misfolded(
     inside: dict[int, list[tuple[int, int]]] = {}
     for brace, close in folds:
         token = root.descendant_for_byte_range(brace, brace + 1)
-        block = token.parent if token is not None and token.type == "{" else None
-        if block is None or block.type not in skim.blocks or block.end_byte != close + 1:
+        opens = token.type if token is not None else ""
+        block = token.parent if token is not None and opens in ("{", "(") else None
+        if (
+            block is None
+            or block.end_byte != close + 1
+            or (opens == "{" and block.type not in skim.blocks)
+            or (opens == "(" and not _top_level_const(block, root))
+        ):
             wrong.append((brace, close))
         elif errors:
             at = bisect_left(errors, (brace + 1,)) - 1
@@ -402,6 +409,13 @@ def _misfolded(
         if len(group) > 1:
             wrong.extend(group)
     return wrong
+
+
+def _top_level_const(block: ts.Node, root: ts.Node) -> bool:
+    """Whether `block` is a `const (...)` declaration of the file itself
+    (`consts.const_blocks`' folds)."""
+    parent = block.parent
+    return block.type == "const_declaration" and parent is not None and parent.id == root.id
 
 
 def _error_spans(root: ts.Node, outline: frozenset[str]) -> list[tuple[int, int]]:
@@ -422,13 +436,16 @@ def _error_spans(root: ts.Node, outline: frozenset[str]) -> list[tuple[int, int]
     return spans
 
 
-def parse(source: bytes, spec: LanguageSpec, hits: list[int]) -> ts.Tree:
+def parse(source: bytes, spec: LanguageSpec, hits: list[int]) -> tuple[ts.Tree, list[ConstBlock]]:
     """The file's tree, parsed without the inside of blocks that cannot hold
-    a definition where the skim allows it (`Skim.blocks`).
+    a definition where the skim allows it (`Skim.blocks`), nor the inside
+    of Go's plain `const` blocks (`Skim.const_blocks`); and those const
+    blocks, whose definitions the tree does not hold.
 
     A folded tree is used only when the parse confirms every fold: it has no
     syntax error (unless the skim keeps it `despite_errors`), and each fold
-    is the inside of a block of an allowed kind ending at the chosen brace.
+    is the inside of a block of an allowed kind ending at the chosen brace
+    (a const block's: a `const` declaration of the file itself).
     Folds it does not confirm are dropped and the parse is tried once more;
     then the whole file is parsed. Positions in
     a folded tree are the file's own, so extraction reads it as usual.
@@ -437,6 +454,9 @@ def parse(source: bytes, spec: LanguageSpec, hits: list[int]) -> ts.Tree:
     skim = spec.skim
     if skim is not None and skim.blocks:
         folds = find_folds(source, hits, skim)
+        consts = const_blocks(source) if skim.const_blocks else []
+        if consts:
+            folds, consts = _with_consts(folds, consts)
         for _ in range(2):
             if not folds:
                 break
@@ -445,18 +465,42 @@ def parse(source: bytes, spec: LanguageSpec, hits: list[int]) -> ts.Tree:
             tree = parse_bounded(folding, source)
             wrong = _misfolded(tree, folds, skim)
             if wrong == []:
-                return tree
+                return tree, consts
             if wrong is None:
                 break
             refused = set(wrong)
             folds = [f for f in folds if f not in refused]
-    return parse_bounded(parser(spec), source)
+            consts = [c for c in consts if (c[0], c[1]) not in refused]
+    return parse_bounded(parser(spec), source), []
+
+
+def _with_consts(
+    folds: list[tuple[int, int]], consts: list[ConstBlock]
+) -> tuple[list[tuple[int, int]], list[ConstBlock]]:
+    """The body folds and the const blocks' folds, in file order, and the
+    const blocks kept: none inside a body fold (a `const (` line in a raw
+    string there)."""
+    kept = []
+    for block in consts:
+        at = bisect_left(folds, (block[0],)) - 1
+        if at < 0 or folds[at][1] < block[0]:
+            kept.append(block)
+    merged = sorted([*folds, *((paren, close) for paren, close, _ in kept)])
+    return merged, kept
 
 
 def skimmed(source: bytes, spec: LanguageSpec) -> tuple[bytes, list[int], ts.Tree]:
+    """`skimmed_with_consts` without the const blocks: for readers of trees
+    that look for no constant (imports, bases)."""
+    return skimmed_with_consts(source, spec)[:3]
+
+
+def skimmed_with_consts(
+    source: bytes, spec: LanguageSpec
+) -> tuple[bytes, list[int], ts.Tree, list[ConstBlock]]:
     """The source as parsed, where its skim's inner tokens are spelled
-    (`spelled_tokens`), and its tree (`parse`): what every reader of
-    definitions' trees starts from.
+    (`spelled_tokens`), its tree and the const blocks read beside it
+    (`parse`): what every reader of definitions' trees starts from.
 
     Tree-sitter's lexers read a NUL byte as the end of the input, so what
     follows one would be lost; the source parsed has a space in its place,
@@ -464,7 +508,8 @@ def skimmed(source: bytes, spec: LanguageSpec) -> tuple[bytes, list[int], ts.Tre
     if b"\0" in source:
         source = source.replace(b"\0", b" ")
     hits = inner_hits(source, spec)
-    return source, hits, parse(source, spec, hits)
+    tree, consts = parse(source, spec, hits)
+    return source, hits, tree, consts
 
 
 def inner_hits(source: bytes, spec: LanguageSpec) -> list[int]:

@@ -89,6 +89,7 @@ def stamp() -> str:
                         skim.lone_brace,
                         skim.flush,
                         skim.despite_errors,
+                        skim.const_blocks,
                     )
                 ).encode()
             )

@@ -73,6 +73,10 @@ class Skim:
     comment continued by a backslash, which ends here at its line and
     leaves the next line's words as hits); an unclosed quote or comment
     opens nothing."""
+    const_blocks: bool = False
+    """Whether a top-level `const (...)` block of plain specs is read by a
+    byte scan and left out of the parse (`folds.const_blocks`: Go, whose
+    generated system tables hold half the definitions of its library)."""
     despite_errors: bool = False
     """Whether a folded tree with a syntax error is kept when the parse
     confirms every fold. C's macros leave errors in most files (in 381 of
@@ -154,6 +158,7 @@ _GO_SKIM = Skim(
     blocks=frozenset({"block", "literal_value"}),
     raw_quote=b"`",
     quiet=_quiet(_LINE_COMMENT, _BLOCK_COMMENT, _STRING, rb"`[^`]*`", _CHAR),
+    const_blocks=True,
 )
 
 _JAVA_SKIM = Skim(

@@ -1,0 +1,129 @@
+"""Go's top-level `const (...)` blocks of plain specs, read by a byte scan.
+
+Go's library has 315,000 definitions, and 167,000 of them are constants of
+its generated system tables (`zerrors_*.go`, `ztypes_*.go`): long blocks of
+`NAME = value` lines, which took a third of the library's extraction to
+parse, query and turn into definitions one Python object at a time. A
+block whose every line is plain is read here instead, and the parse leaves
+its inside out as it leaves out a function's body (`folds.parse`, which
+also checks that the parse sees it as a top-level `const` declaration).
+
+A line is plain when it is blank, a `//` comment, or a spec: names, then
+optionally a type (a name, or `pkg.Name`) and `=` with values built of
+numbers, names, `pkg.Name`, a call of one of those on a number or a name
+(`syscall.Errno(0x7)`), one level of parentheses and the arithmetic and
+bit operators; then optionally a `//` comment. Such a line is valid Go
+that tree-sitter reads as one `const_spec`, whose names are its
+`identifier` children, as the definitions query takes them. A block with
+anything else (a string, a block comment, a bracket, a line continued on
+the next, a keyword or `iota` as a name, a byte that is not ASCII) is left
+to the parse whole; so is every block of a file that spells a deprecation
+mark (the parse reads those: `deprecation.marks_deprecation`).
+"""
+
+from __future__ import annotations
+
+import re
+
+Constant = tuple[int, str, int, int]
+"""A name's offset, the name, its row and its column (bytes: its line is
+ASCII, so they are its UTF-16 columns too)."""
+
+ConstBlock = tuple[int, int, list[Constant]]
+"""A block's `(` and `)` offsets, and its names in order."""
+
+_ID = rb"[A-Za-z_][A-Za-z0-9_]*"
+_NUMBER = (
+    rb"(?:0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+"
+    rb"|[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?)"
+)
+_ATOM = (
+    rb"(?:" + _NUMBER + rb"|" + _ID + rb"(?:\." + _ID + rb")?"
+    rb"(?:\([ \t]*-?(?:" + _NUMBER + rb"|" + _ID + rb")[ \t]*\))?)"
+)
+_OPERATOR = rb"(?:<<|>>|&\^|[-+*/%&|^])"
+_SIMPLE = rb"[-^]?" + _ATOM + rb"(?:[ \t]*" + _OPERATOR + rb"[ \t]*[-^]?" + _ATOM + rb")*"
+_OPERAND = rb"(?:[-^]?\([ \t]*" + _SIMPLE + rb"[ \t]*\)|" + _SIMPLE + rb")"
+_EXPRESSION = _OPERAND + rb"(?:[ \t]*" + _OPERATOR + rb"[ \t]*" + _OPERAND + rb")*"
+_NAMES = _ID + rb"(?:[ \t]*,[ \t]*" + _ID + rb")*"
+_SPEC = (
+    _NAMES + rb"(?:(?:[ \t]+" + _ID + rb"(?:\." + _ID + rb")?)?[ \t]*=[ \t]*"
+    + _EXPRESSION + rb"(?:[ \t]*,[ \t]*" + _EXPRESSION + rb")*)?"
+)  # fmt: skip
+_LINE = rb"[ \t]*(?:" + _SPEC + rb")?[ \t]*(?://[^\n]*)?"
+_PLAIN = re.compile(rb"(?>" + _LINE + rb"\n)*+")
+"""Every line of a block's inside; atomic, so that a line that fails is not
+retried by splitting the lines before it otherwise."""
+_SPEC_NAMES = re.compile(rb"(?m)^[ \t]*(" + _NAMES + rb")")
+_NAME = re.compile(_ID)
+
+NOT_NAMES = frozenset(
+    b"break case chan const continue default defer else fallthrough for func go goto if "
+    b"import interface map package range return select struct switch type var "
+    b"true false nil iota".split()
+)
+"""Keywords, and the names tree-sitter-go reads as literals of their own."""
+
+HEAD = b"\nconst (\n"
+
+
+def const_blocks(source: bytes) -> list[ConstBlock]:
+    """The top-level-looking `const (` blocks of `source` whose every line
+    is plain, in file order: a `const (` line at the first column and the
+    first `)` line at the first column after it."""
+    if b"eprecat" in source or b"bsolete" in source:
+        return []
+    blocks: list[ConstBlock] = []
+    row, counted = 0, 0  # newlines before `counted`
+    head = 0 if source.startswith(HEAD[1:]) else _next_head(source, 0)
+    while head != -1:
+        paren = head + 6
+        close = source.find(b"\n)", paren)  # the `\n` before the `)` line
+        while close != -1 and close + 2 < len(source) and source[close + 2] != 0x0A:
+            close = source.find(b"\n)", close + 2)
+        if close == -1:
+            break
+        inside = paren + 2
+        row += source.count(b"\n", counted, inside)
+        counted = inside
+        names = _plain_names(source[inside : close + 1], inside, row)
+        if names:
+            blocks.append((paren, close + 1, names))
+        head = _next_head(source, close)
+    return blocks
+
+
+def _next_head(source: bytes, start: int) -> int:
+    """Where the next `const (` line from `start` begins, or -1."""
+    at = source.find(HEAD, start)
+    return -1 if at == -1 else at + 1
+
+
+def _plain_names(body: bytes, offset: int, row: int) -> list[Constant] | None:
+    """The names of a block's inside `body` (at `offset`, on `row`), when
+    every line of it is plain. Each line is blank, a comment or a spec,
+    the specs' names in the order `_SPEC_NAMES` finds them."""
+    if not body.isascii() or b"/*" in body or b"\r" in body or not _PLAIN.fullmatch(body):
+        return None
+    found = iter(_SPEC_NAMES.findall(body))
+    names: list[Constant] = []
+    at = offset
+    for line in body.split(b"\n")[:-1]:  # the inside ends with its last line's `\n`
+        spec = line.lstrip(b" \t")
+        if spec and not spec.startswith(b"//"):
+            column = len(line) - len(spec)
+            listed = next(found)
+            if b"," in listed:
+                for name in _NAME.finditer(listed):
+                    text = name.group()
+                    if text in NOT_NAMES:
+                        return None
+                    start = column + name.start()
+                    names.append((at + start, text.decode(), row, start))
+            else:
+                if listed in NOT_NAMES:
+                    return None
+                names.append((at + column, listed.decode(), row, column))
+        at += len(line) + 1
+        row += 1
+    return names
