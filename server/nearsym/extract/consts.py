@@ -42,15 +42,20 @@ _ATOM = (
     rb"(?:\([ \t]*-?(?:" + _NUMBER + rb"|" + _ID + rb")[ \t]*\))?)"
 )
 _OPERATOR = rb"(?:<<|>>|&\^|[-+*/%&|^])"
-_SIMPLE = rb"[-^]?" + _ATOM + rb"(?:[ \t]*" + _OPERATOR + rb"[ \t]*[-^]?" + _ATOM + rb")*"
-_OPERAND = rb"(?:[-^]?\([ \t]*" + _SIMPLE + rb"[ \t]*\)|" + _SIMPLE + rb")"
-_EXPRESSION = _OPERAND + rb"(?:[ \t]*" + _OPERATOR + rb"[ \t]*" + _OPERAND + rb")*"
-_NAMES = _ID + rb"(?:[ \t]*,[ \t]*" + _ID + rb")*"
+_INNER = rb"[-^]?" + _ATOM + rb"(?:[ \t]*" + _OPERATOR + rb"[ \t]*[-^]?" + _ATOM + rb")*+"
+_UNIT = rb"(?>[-^]?(?:\([ \t]*" + _INNER + rb"[ \t]*\)|" + _ATOM + rb"))"
+_EXPRESSION = _UNIT + rb"(?:[ \t]*" + _OPERATOR + rb"[ \t]*" + _UNIT + rb")*+"
+"""Units (a number, a name, `pkg.Name`, a call of one on a number or a
+name, or such a run of them in parentheses) joined by operators. Each part
+is taken whole (atomic): a line that fails is not tried again split
+otherwise, which on a long run of `1 + ` ending in `+` grew with 2 to the
+power of its length."""
+_NAMES = _ID + rb"(?:[ \t]*,[ \t]*" + _ID + rb")*+"
 _SPEC = (
     _NAMES + rb"(?:(?:[ \t]+" + _ID + rb"(?:\." + _ID + rb")?)?[ \t]*=[ \t]*"
-    + _EXPRESSION + rb"(?:[ \t]*,[ \t]*" + _EXPRESSION + rb")*)?"
+    + _EXPRESSION + rb"(?:[ \t]*,[ \t]*" + _EXPRESSION + rb")*+)?"
 )  # fmt: skip
-_LINE = rb"[ \t]*(?:" + _SPEC + rb")?[ \t]*(?://[^\n]*)?"
+_LINE = rb"[ \t]*(?>" + _SPEC + rb")?[ \t]*(?://[^\n]*)?"
 _PLAIN = re.compile(rb"(?>" + _LINE + rb"\n)*+")
 """Every line of a block's inside; atomic, so that a line that fails is not
 retried by splitting the lines before it otherwise."""
