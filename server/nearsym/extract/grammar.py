@@ -118,7 +118,7 @@ class Budget:
     A query is not given one: py-tree-sitter 0.26.1 hands tree-sitter a
     pointer to query options that live in a block already left
     (`query_cursor.c`), and a query long enough to call back jumps to
-    garbage (a crash on this module, 189 lines, as it stood)."""
+    garbage (a crash on a Python file of 189 lines)."""
 
     __slots__ = ("glance", "limit", "seconds", "size", "spent")
 
