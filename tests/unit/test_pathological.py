@@ -184,3 +184,19 @@ def test_every_parse_is_bounded_and_no_reader_asks_a_node_for_its_text() -> None
         and (node.attr == "text" or (node.attr == "parse" and path.name != "grammar.py"))
     ]
     assert found == []
+
+
+def test_a_parse_keeps_no_reference_to_its_source() -> None:
+    """py-tree-sitter keeps what the read callback returns: a parse that
+    handed it the source (or a view of it) kept every source parsed alive
+    (33 MB after 300 parses of a 114 KB file, in the server on each edit)."""
+    import sys
+
+    from nearsym.extract import grammar
+
+    source = b"package p\n\nfunc F() {}\n" * 2000
+    before = sys.getrefcount(source)
+    for _ in range(5):
+        grammar.parse_bounded(grammar.parser(spec("go")), source)
+        grammar.parse_bounded(grammar.parser(spec("go"), folding=True), source)
+    assert sys.getrefcount(source) == before
