@@ -5,17 +5,16 @@ blocks it is for."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nearsym.core.filedefs import FileDefs
 from nearsym.extract.consts import const_blocks
 from nearsym.extract.definitions import extract_defs
 from nearsym.extract.folds import inner_hits, parse
 from nearsym.extract.languages import LanguageSpec, language_named
+
+from .helpers import full, rows
 
 
 def go() -> LanguageSpec:
@@ -24,25 +23,10 @@ def go() -> LanguageSpec:
     return spec
 
 
-def unfolded(spec: LanguageSpec) -> LanguageSpec:
-    """The same language parsed whole and walked whole."""
-    return dataclasses.replace(spec, skim=None)
-
-
-def rows(defs: FileDefs) -> list[tuple[str, str, int, tuple[int, ...]]]:
-    spans = list(defs.spans)
-    return [
-        (name, container, kind, tuple(spans[4 * i : 4 * i + 4]))
-        for i, (name, container, kind) in enumerate(
-            zip(defs.names, defs.containers, defs.kinds, strict=True)
-        )
-    ]
-
-
 def read(source: bytes) -> list[tuple[str, str, int, tuple[int, ...]]]:
     """The definitions, after checking they are the whole parse's."""
     found = rows(extract_defs(source, go()))
-    assert found == rows(extract_defs(source, unfolded(go())))
+    assert found == rows(extract_defs(source, full(go())))
     return found
 
 

@@ -3,7 +3,6 @@ definition) finds exactly what the full query finds."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import subprocess
 import sys
@@ -11,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from nearsym.core.filedefs import FileDefs
 from nearsym.extract.definitions import extract_defs
 from nearsym.extract.folds import find_folds, parse, skim_matches, skimmed, spelled_tokens
 from nearsym.extract.grammar import load_grammar, node_text
 from nearsym.extract.languages import LANGUAGES, LanguageSpec, language_for_path
+
+from .helpers import full, rows
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -191,20 +191,6 @@ static const struct ops table = {
 
 int after(void) { return 0; }
 """
-
-
-def full(spec: LanguageSpec) -> LanguageSpec:
-    return dataclasses.replace(spec, skim=None)
-
-
-def rows(defs: FileDefs) -> list[tuple[str, str, int, tuple[int, ...]]]:
-    spans = list(defs.spans)
-    return [
-        (name, container, kind, tuple(spans[4 * i : 4 * i + 4]))
-        for i, (name, container, kind) in enumerate(
-            zip(defs.names, defs.containers, defs.kinds, strict=True)
-        )
-    ]
 
 
 def same(path: str, source: bytes) -> list[tuple[str, str, int, tuple[int, ...]]]:

@@ -111,7 +111,7 @@ texts only every 400 ms (a step that lexes to the end of the file)."""
 class Budget:
     """The CPU time of its thread that a parse of `size` bytes may spend
     (`PARSE_CPU_SECONDS`): `over` is tree-sitter's progress callback, true
-    once it is spent, and `spent` stays true after. Each call back runs
+    once it is spent (the parse then ends). Each call back runs
     Python, where other threads can take the interpreter lock: a long parse
     on a server's thread does not hold up its event loop.
 
@@ -120,23 +120,20 @@ class Budget:
     (`query_cursor.c`), and a query long enough to call back jumps to
     garbage (a crash on a Python file of 189 lines)."""
 
-    __slots__ = ("glance", "limit", "seconds", "size", "spent")
+    __slots__ = ("glance", "limit", "seconds", "size")
 
     def __init__(self, size: int) -> None:
         self.size = size
         self.seconds = PARSE_CPU_SECONDS + PARSE_CPU_SECONDS_PER_MB * size / 1e6
         self.limit = time.thread_time() + self.seconds
         self.glance = time.monotonic() + CLOCK_SECONDS
-        self.spent = False
 
     def over(self, *_progress: object) -> bool:
         now = time.monotonic()  # 40 ns; the thread's CPU clock, 200 ns
         if now < self.glance:
-            return self.spent
+            return False
         self.glance = now + CLOCK_SECONDS
-        if time.thread_time() > self.limit:
-            self.spent = True
-        return self.spent
+        return time.thread_time() > self.limit
 
     def given_up(self) -> TooBroken:
         return TooBroken(
