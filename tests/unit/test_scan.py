@@ -37,6 +37,7 @@ def test_the_install_built_the_c_scans() -> None:
     assert set(folds.NATIVE_FLUSH.values()) == {0, _scan().FLUSH_HASH | _scan().FLUSH_LABEL}
     assert native.spelled is _scan().spelled
     assert native.fold_ranges is _scan().fold_ranges
+    assert native.const_names is _scan().const_names
 
 
 def test_every_skim_has_its_inner_tokens_in_c() -> None:
@@ -272,3 +273,39 @@ def test_c_spelled_tokens_are_pythons_where_lookaheads_overlap(
 def test_c_spelled_tokens_refuses_a_skim_it_does_not_know() -> None:
     with pytest.raises(ValueError, match="no skim numbered 9"):
         _scan().spelled(b"type T int", 9)
+
+
+# A Go const block's lines: names (keywords and `iota` among them, which
+# refuse the block), spaces and tabs, commas, a type, values and comments.
+NAME_PARTS = st.sampled_from(
+    [b"A", b"_b", b"X9", b"gox", b"B_2", b"c", b"D", b"eE"] * 8
+    + [b"iota", b"type", b"nil", b"goto"]
+)
+CONST_LINE = st.one_of(
+    st.sampled_from([b"", b"\t", b"  // c", b"//x", b"\t// A, B = 1"]),
+    st.tuples(
+        st.sampled_from([b"", b"\t", b" \t ", b"    "]),
+        st.lists(NAME_PARTS, min_size=1, max_size=4),
+        st.sampled_from([b",", b", ", b" ,\t"]),
+        st.sampled_from([b"", b" uint32", b"\tpkg.T"]),
+        st.sampled_from([b"", b" = 1", b" = a.B(0x7), -(1 << 2)", b"\t=\tX"]),
+        st.sampled_from([b"", b" // tail", b"\t//"]),
+    ).map(lambda p: p[0] + p[2].join(p[1]) + b"".join(p[3:])),
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(CONST_LINE, max_size=12), st.integers(0, 1 << 20))
+def test_c_const_names_are_pythons_on_any_plain_block(lines: list[bytes], row: int) -> None:
+    from nearsym.extract import consts
+
+    body = b"".join(line + b"\n" for line in lines)
+    if not consts._PLAIN.fullmatch(body):
+        return  # `_plain_names` refuses it before either is asked
+    python = consts.names_in_python(body, row)
+    found = _scan().const_names(body, row)
+    if python is None:
+        assert found is None
+    else:
+        assert found is not None
+        assert (found[0], found[1]) == (python[0], python[1].tobytes())

@@ -1293,6 +1293,131 @@ spelled(PyObject *Py_UNUSED(module), PyObject *args)
     return offsets_list(&found, 0);
 }
 
+/* Go's const blocks (`consts.names_in_python`, once `consts._PLAIN` took
+ * the block): each spec line's names, from its first column on. */
+static const char *const go_not_names[] = {
+    "break", "case", "chan", "const", "continue", "default", "defer", "else",
+    "fallthrough", "for", "func", "go", "goto", "if", "import", "interface",
+    "map", "package", "range", "return", "select", "struct", "switch", "type",
+    "var", "true", "false", "nil", "iota", NULL,
+};
+
+static inline int
+go_head(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static inline int
+go_tail(unsigned char c)
+{
+    return go_head(c) || (c >= '0' && c <= '9');
+}
+
+static int
+go_not_name(const unsigned char *p, Py_ssize_t size)
+{
+    for (const char *const *word = go_not_names; *word != NULL; word++)
+        if ((Py_ssize_t)strlen(*word) == size && memcmp(*word, p, (size_t)size) == 0)
+            return 1;
+    return 0;
+}
+
+/* Append a name's span; 0 when out of memory (an exception set). */
+static int
+spans_push(uint32_t **spans, Py_ssize_t *count, Py_ssize_t *room, Py_ssize_t row,
+           Py_ssize_t column, Py_ssize_t size)
+{
+    if (*count + 4 > *room) {
+        Py_ssize_t grown_room = *room ? 2 * *room : 256;
+        uint32_t *grown = PyMem_Realloc(*spans, (size_t)grown_room * sizeof(uint32_t));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return 0;
+        }
+        *spans = grown;
+        *room = grown_room;
+    }
+    uint32_t *at = *spans + *count;
+    at[0] = at[2] = (uint32_t)row;
+    at[1] = (uint32_t)column;
+    at[3] = (uint32_t)(column + size);
+    *count += 4;
+    return 1;
+}
+
+PyDoc_STRVAR(const_names_doc,
+"const_names(body, row) -> tuple[list[str], bytes] | None\n\n"
+"`consts.names_in_python` of a plain block's inside `body` (ASCII, every\n"
+"line plain), its first line on `row`: the names, and their spans as native\n"
+"unsigned 32-bit (row, column, row, end column) each; None where a name is\n"
+"a keyword or a line is no spec.");
+
+static PyObject *
+const_names(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer body;
+    Py_ssize_t row;
+    if (!PyArg_ParseTuple(args, "y*n", &body, &row))
+        return NULL;
+    const unsigned char *s = body.buf;
+    Py_ssize_t n = body.len, count = 0, room = 0;
+    uint32_t *spans = NULL;
+    PyObject *result = NULL, *names = PyList_New(0);
+    if (names == NULL)
+        goto done;
+    for (Py_ssize_t line = 0; line < n; row++) {
+        const unsigned char *newline = memchr(s + line, '\n', (size_t)(n - line));
+        if (newline == NULL)
+            break; /* the inside ends with its last line's newline */
+        Py_ssize_t first = line, end = newline - s, i = line;
+        line = end + 1;
+        while (i < end && (s[i] == ' ' || s[i] == '\t'))
+            i++;
+        if (i == end || (s[i] == '/' && i + 1 < end && s[i + 1] == '/'))
+            continue; /* blank, or a comment */
+        if (!go_head(s[i])) {
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+        for (;;) { /* names, then `[ \t]*,[ \t]*` and a name, each */
+            Py_ssize_t start = i;
+            while (i < end && go_tail(s[i]))
+                i++;
+            if (go_not_name(s + start, i - start)) {
+                result = Py_NewRef(Py_None);
+                goto done;
+            }
+            PyObject *name = PyUnicode_FromStringAndSize((const char *)s + start, i - start);
+            if (name == NULL || PyList_Append(names, name) < 0) {
+                Py_XDECREF(name);
+                goto done;
+            }
+            Py_DECREF(name);
+            if (!spans_push(&spans, &count, &room, row, start - first, i - start))
+                goto done;
+            Py_ssize_t k = i;
+            while (k < end && (s[k] == ' ' || s[k] == '\t'))
+                k++;
+            if (k == end || s[k] != ',')
+                break;
+            k++;
+            while (k < end && (s[k] == ' ' || s[k] == '\t'))
+                k++;
+            if (k == end || !go_head(s[k]))
+                break;
+            i = k;
+        }
+    }
+    result = Py_BuildValue(
+        "(Oy#)", names, spans ? (const char *)spans : "", count * (Py_ssize_t)sizeof(uint32_t));
+done:
+    PyMem_Free(spans);
+    PyBuffer_Release(&body);
+    Py_XDECREF(names);
+    return result;
+}
+
 /* ((number, ((word, pattern), ...), quiet), ...): what `spelled` scans for. */
 static PyObject *
 spelled_skims(void)
@@ -1336,6 +1461,7 @@ static PyMethodDef scan_methods[] = {
     {"find_folds", find_folds, METH_VARARGS, find_folds_doc},
     {"spelled", spelled, METH_VARARGS, spelled_doc},
     {"fold_ranges", fold_ranges, METH_VARARGS, fold_ranges_doc},
+    {"const_names", const_names, METH_VARARGS, const_names_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1353,7 +1479,7 @@ PyInit__scan(void)
     if (module == NULL)
         return NULL;
     /* Raised with any change to what the scans give (`native.VERSION`). */
-    if (PyModule_AddIntConstant(module, "VERSION", 4) < 0
+    if (PyModule_AddIntConstant(module, "VERSION", 5) < 0
         || PyModule_AddIntConstant(module, "FLUSH_HASH", FLUSH_HASH) < 0
         || PyModule_AddIntConstant(module, "FLUSH_LABEL", FLUSH_LABEL) < 0) {
         Py_DECREF(module);

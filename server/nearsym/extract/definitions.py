@@ -30,6 +30,7 @@ recovered.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 from array import array
@@ -41,7 +42,7 @@ import tree_sitter as ts
 
 from nearsym.core.filedefs import FileDefs, kind_byte
 from nearsym.core.model import Kind, Symbol
-from nearsym.extract.consts import Constant, ConstBlock
+from nearsym.extract.consts import ConstBlock
 from nearsym.extract.deprecation import is_deprecated, marks_deprecation
 from nearsym.extract.folds import skim_matches, skimmed_with_consts
 from nearsym.extract.grammar import TooBroken, load_grammar, node_text
@@ -128,16 +129,16 @@ def extract_defs(source: bytes, spec: LanguageSpec, mentions: bool = True) -> Fi
     ascii = source.isascii()  # then byte columns are UTF-16 columns
     marks = marks_deprecation(source)
     # The const blocks' names (`consts`), which the tree does not hold, go
-    # in between by offset: top-level constants, none deprecated.
-    constants = [name for block in consts for name in block[2]]
+    # in between by offset, a block at a time: top-level constants, none
+    # deprecated.
     taken = 0
-    next_constant = constants[0][0] if constants else _LOW
+    next_block = consts[0][0] if consts else _LOW
     for d in definitions:
         if not d.name:
             continue
-        if d.at > next_constant:
-            taken = _add_constants(constants, taken, d.at, names, containers, kinds, spans)
-            next_constant = constants[taken][0] if taken < len(constants) else _LOW
+        if d.at > next_block:
+            taken = _add_constants(consts, taken, d.at, names, containers, kinds, spans)
+            next_block = consts[taken][0] if taken < len(consts) else _LOW
         names.append(d.name)
         containers.append(d.container)
         kinds.append(kind_byte(int(d.kind), d.local, marks and is_deprecated(parsed, d.node)))
@@ -158,7 +159,7 @@ def extract_defs(source: bytes, spec: LanguageSpec, mentions: bool = True) -> Fi
                     utf16_column(source, d.stop, end_column),
                 )
             )
-    _add_constants(constants, taken, _LOW, names, containers, kinds, spans)
+    _add_constants(consts, taken, _LOW, names, containers, kinds, spans)
     return FileDefs(
         spec.name,
         tuple(names),
@@ -169,11 +170,11 @@ def extract_defs(source: bytes, spec: LanguageSpec, mentions: bool = True) -> Fi
     )
 
 
-_CONSTANT = kind_byte(int(Kind.CONSTANT), False, False)
+_CONSTANT = bytes([kind_byte(int(Kind.CONSTANT), False, False)])
 
 
 def _add_constants(
-    constants: list[Constant],
+    blocks: list[ConstBlock],
     taken: int,
     until: int,
     names: list[str],
@@ -181,16 +182,16 @@ def _add_constants(
     kinds: bytearray,
     spans: array[int],
 ) -> int:
-    """Append the const blocks' names from `taken` on that start before
-    `until`; how many are taken then."""
-    while taken < len(constants):
-        at, name, row, column = constants[taken]
-        if at >= until:
+    """Append the names of the const blocks from `taken` on that start
+    before `until`; how many blocks are taken then."""
+    while taken < len(blocks):
+        paren, _, block_names, block_spans = blocks[taken]
+        if paren >= until:
             break
-        names.append(name)
-        containers.append("")
-        kinds.append(_CONSTANT)
-        spans.extend((row, column, row, column + len(name)))
+        names.extend(block_names)
+        containers.extend(itertools.repeat("", len(block_names)))
+        kinds.extend(_CONSTANT * len(block_names))
+        spans.extend(block_spans)
         taken += 1
     return taken
 

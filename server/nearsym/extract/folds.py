@@ -485,7 +485,7 @@ def _with_consts(
         at = bisect_left(folds, (block[0],)) - 1
         if at < 0 or folds[at][1] < block[0]:
             kept.append(block)
-    merged = sorted([*folds, *((paren, close) for paren, close, _ in kept)])
+    merged = sorted([*folds, *((block[0], block[1]) for block in kept)])
     return merged, kept
 
 

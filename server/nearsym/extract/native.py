@@ -6,12 +6,13 @@ ones beside them."""
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Sequence
 
 RangeArgs = tuple[tuple[int, int], tuple[int, int], int, int]
 """A `tree_sitter.Range`'s arguments: start point, end point, start byte, end byte."""
 
-VERSION = 4
+VERSION = 5
 """`_scan.c`'s own `VERSION`: raised with any change to what its scans give."""
 
 mentions_of: Callable[[Sequence[bytes]], list[bytes]] | None = None
@@ -24,6 +25,8 @@ spelled: Callable[[bytes, int], list[int]] | None = None
 """`folds.spelled_tokens` in C, for a skim `SPELLED` numbers."""
 fold_ranges: Callable[[bytes, list[tuple[int, int]]], list[RangeArgs]] | None = None
 """`folds.ranges_in_python` in C: each range's arguments to `tree_sitter.Range`."""
+const_names: Callable[[bytes, int], tuple[list[str], bytes] | None] | None = None
+"""`consts.names_in_python` in C, the spans as native unsigned 32-bit words."""
 SPELLED: dict[tuple[tuple[tuple[bytes, bytes], ...], bytes], int] = {}
 """The skims' `inner` tokens (word, regex) and `quiet` regex `spelled` was
 written from, each to its number: a skim whose `inner` or `quiet` is not
@@ -38,4 +41,6 @@ else:
         mentions_of, find_folds = _scan.mentions_of, _scan.find_folds
         FLUSH_HASH, FLUSH_LABEL = _scan.FLUSH_HASH, _scan.FLUSH_LABEL
         spelled, fold_ranges = _scan.spelled, _scan.fold_ranges
+        if array("I").itemsize == 4:
+            const_names = _scan.const_names
         SPELLED = {(inner, quiet): number for number, inner, quiet in _scan.SPELLED}
