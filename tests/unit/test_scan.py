@@ -4,6 +4,7 @@ give, on random bytes and on real sources; and the install built them."""
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -174,6 +175,16 @@ def test_c_fold_ranges_refuse_folds_out_of_order_or_outside() -> None:
     for wrong in ([(10, 14), (2, 6)], [(2, 12), (10, 14)], [(6, 2)], [(2, 99)]):
         with pytest.raises(ValueError):
             _scan().fold_ranges(source, wrong)
+    # What is left out may start the file: the first fold then opens at -1.
+    leading = [(-1, 4), (10, 14)]
+    assert _scan().fold_ranges(source, leading) == [
+        (tuple(r.start_point), tuple(r.end_point), r.start_byte, r.end_byte)
+        for r in folds.ranges_in_python(source, leading)
+    ]
+    assert [r[2:] for r in _scan().fold_ranges(source, leading)] == [(4, 11), (14, 0xFFFFFFFF)]
+    for wrong in ([(-2, 4)], [(2, 6), (-1, 8)]):
+        with pytest.raises(ValueError):
+            _scan().fold_ranges(source, wrong)
 
 
 def test_every_skim_that_folds_has_its_flush_lines_in_c() -> None:
@@ -309,3 +320,46 @@ def test_c_const_names_are_pythons_on_any_plain_block(lines: list[bytes], row: i
     else:
         assert found is not None
         assert (found[0], found[1]) == (python[0], python[1].tobytes())
+
+
+# Whole-line comments, and what stands beside them: code, literals, blank
+# and carriage-return lines, backslashes, braces that fold, and the marks.
+COMMENT_PARTS = [
+    b"// c", b"/* b */", b"/*", b"*/", b"\n", b"\r\n", b" ", b"\t", b"x", b";", b'"',
+    b"'", b"`", b'"""', b"\\", b"{\n", b"\n}\n", b"f() {\n", b"@deprecated", b"Obsolete",
+    b"// Deprecated: no", b"\n\t// d\n", b"\nfunc f() {\n\ta() // c\n}\n",
+    b"\nvoid f() {\n    // in\n    a();\n}\n", b"\nint f(void)\n{\n\treturn 0;\n}\n",
+]  # fmt: skip
+COMMENTS = st.lists(st.sampled_from(COMMENT_PARTS), max_size=50).map(b"".join)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(COMMENTS, st.sampled_from(["go", "java", "c"]), st.booleans())
+def test_c_quiet_folds_are_pythons_on_any_text(source: bytes, language: str, marked: bool) -> None:
+    spec = next(s for s in LANGUAGES if s.name == language)
+    assert spec.skim is not None
+    found = folds.find_folds(source, python_hits(source, spec), spec.skim)
+    python = folds.quiet_folds_in_python(source, re.compile(spec.skim.quiet), found, marked)
+    assert _scan().quiet_folds(source, native.QUIET[spec.skim.quiet], found, marked) == python
+    on = dataclasses.replace(spec.skim, quiet_lines=True)
+    assert folds.quiet_folds(source, on, found, marked) == python
+
+
+def test_c_quiet_folds_are_pythons_on_the_traps_and_real_sources() -> None:
+    sources = traps_and_fixtures()
+    sources += [("a.c", p.read_bytes()) for p in sorted((ROOT / "server").rglob("*.c"))]
+    added = 0
+    for path, source in sources:
+        spec = language_for_path(path)
+        assert spec is not None and spec.skim is not None
+        found = folds.find_folds(source, python_hits(source, spec), spec.skim)
+        python = folds.quiet_folds_in_python(source, re.compile(spec.skim.quiet), found, True)
+        assert _scan().quiet_folds(source, native.QUIET[spec.skim.quiet], found, True) == python
+        assert set(found) <= set(python), path
+        added += len(python) - len(found)
+    assert added > 50
+
+
+def test_c_quiet_folds_refuses_a_skim_it_does_not_know() -> None:
+    with pytest.raises(ValueError, match="no skim numbered 9"):
+        _scan().quiet_folds(b"// c\n", 9, [], False)

@@ -3,6 +3,7 @@ definition) finds exactly what the full query finds."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from nearsym.core.filedefs import DEPRECATED_BIT
 from nearsym.extract.definitions import extract_defs
 from nearsym.extract.folds import find_folds, parse, skim_matches, skimmed, spelled_tokens
 from nearsym.extract.grammar import load_grammar, node_text
@@ -903,3 +905,100 @@ def test_a_fold_the_parse_refuses_costs_only_a_second_parse() -> None:
     assert spec.skim is not None
     assert find_folds(source, [], spec.skim) != []
     assert folded_bodies("p.go", source) == []
+
+
+# Whole-line comments: left out of the parse as the folds are
+# (`folds.quiet_folds`), but a run that marks a deprecation, a comment
+# beside code, one in a literal, and a C line comment that goes on.
+COMMENT_TRAPS = {
+    "a.go": b"""// Package p.
+package p
+
+// Reset zeros the key.
+//
+// Deprecated: do not.
+func Reset() {}
+
+/* a block
+   comment */
+func F() {}
+""",
+    "A.java": b"""/*
+ * The licence.
+ */
+package p;
+
+/** A class. */
+class A {
+    /** Kept: @deprecated use b. */
+    @Deprecated
+    void a() {}
+
+    // line one
+    // line two
+    void b() {} // beside code
+    String s = "// not a comment";
+    String t = \"\"\"
+        // in a text block
+        \"\"\";
+}
+""",
+    "a.c": b"""// a comment that goes on \\
+int hidden_in_a_comment;
+int after;
+/* header */
+struct s { int x; };
+#define M(a) \\
+\t/* inside a macro */ \\
+\t(a)
+int last;
+""",
+}
+
+
+def comments_parsed(spec: LanguageSpec, source: bytes) -> list[str]:
+    """The text of each comment the skim's parse kept."""
+    grammar = load_grammar(spec)
+    tree, _ = parse(source, spec, spelled_tokens(source, grammar.inner, grammar.quiet))
+    found: list[str] = []
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if "comment" in node.type:
+            found.append(source[node.start_byte : node.end_byte].decode())
+        stack.extend(node.children)
+    return sorted(found)
+
+
+def quiet_lines(path: str) -> LanguageSpec:
+    """The path's language, its whole-line comments left out of the parse
+    (Java's are; Go's and C's are not, but the traps hold for them too)."""
+    spec = language_for_path(path)
+    assert spec is not None and spec.skim is not None
+    return dataclasses.replace(spec, skim=dataclasses.replace(spec.skim, quiet_lines=True))
+
+
+@pytest.mark.parametrize("path", sorted(COMMENT_TRAPS))
+def test_whole_line_comments_are_left_out_of_the_parse(path: str) -> None:
+    """The definitions are the whole parse's (deprecation marks included),
+    and the comments left out are those on lines of their own."""
+    source, spec = COMMENT_TRAPS[path], quiet_lines(path)
+    found = rows(extract_defs(source, spec))
+    assert found == rows(extract_defs(source, full(spec)))
+    kept = comments_parsed(spec, source)
+    if path == "a.go":
+        assert [kind & DEPRECATED_BIT != 0 for name, _, kind, _ in found if name == "Reset"] == [
+            True
+        ]
+        assert kept == ["//", "// Deprecated: do not.", "// Reset zeros the key."]
+    elif path == "A.java":
+        assert kept == ["/** Kept: @deprecated use b. */", "// beside code"]
+    else:
+        assert "hidden_in_a_comment" not in names(found)
+        assert kept == [
+            "/* inside a macro */",
+            "// a comment that goes on \\\nint hidden_in_a_comment;",
+        ]
+    shipped = language_for_path(path)
+    assert shipped is not None and shipped.skim is not None
+    assert shipped.skim.quiet_lines == (path == "A.java")

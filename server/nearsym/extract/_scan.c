@@ -802,7 +802,8 @@ PyDoc_STRVAR(fold_ranges_doc,
 "fold_ranges(source, folds) -> list[tuple[tuple[int, int], tuple[int, int], int, int]]\n\n"
 "`folds._included` as (start point, end point, start byte, end byte):\n"
 "everything but the inside of each (open brace, close brace) of `folds`,\n"
-"which are sorted and apart.");
+"which are sorted and apart; the first may open at -1 (what is left out\n"
+"starts the file).");
 
 static PyObject *
 fold_ranges(PyObject *Py_UNUSED(module), PyObject *args)
@@ -815,7 +816,7 @@ fold_ranges(PyObject *Py_UNUSED(module), PyObject *args)
     if (folds == NULL)
         goto done;
     Py_ssize_t count = PySequence_Fast_GET_SIZE(folds);
-    result = PyList_New(count + 1);
+    result = PyList_New(0);
     if (result == NULL)
         goto done;
     Lines lines = {source.buf, source.len, 0, 0, 0};
@@ -828,9 +829,16 @@ fold_ranges(PyObject *Py_UNUSED(module), PyObject *args)
             PyObject *fold = PySequence_Fast_GET_ITEM(folds, i);
             if (!PyArg_ParseTuple(fold, "nn", &brace, &close))
                 break;
-            if (brace < start || close <= brace || close > source.len) {
+            int leading = i == 0 && brace == -1;
+            if ((brace < start && !leading) || close <= brace || close > source.len) {
                 PyErr_SetString(PyExc_ValueError, "folds must be sorted, apart and inside");
                 break;
+            }
+            if (leading) { /* nothing before it: no range */
+                Py_DECREF(start_point);
+                start_point = point_at(&lines, close);
+                start = close;
+                continue;
             }
             PyObject *end_point = point_at(&lines, brace + 1);
             if (end_point != NULL)
@@ -845,7 +853,10 @@ fold_ranges(PyObject *Py_UNUSED(module), PyObject *args)
         }
         if (item == NULL)
             break;
-        PyList_SET_ITEM(result, i, item);
+        int appended = PyList_Append(result, item);
+        Py_DECREF(item);
+        if (appended < 0)
+            break;
         start = close;
     }
     if (PyErr_Occurred()) {
@@ -1418,6 +1429,186 @@ done:
     return result;
 }
 
+/* ---- quiet_folds: whole-line comments left out of the parse ------------ */
+
+static inline int
+blank_byte(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* Whether the comment [start, end) has its lines to itself: only spaces
+ * and tabs before it on its first line, and after it on its last (and a
+ * carriage return before the newline); a line comment ending in a
+ * backslash does not (C reads the next line as more of it). */
+static int
+whole_lines(const unsigned char *s, Py_ssize_t n, Py_ssize_t start, Py_ssize_t end)
+{
+    Py_ssize_t k = start;
+    while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\t'))
+        k--;
+    if (k > 0 && s[k - 1] != '\n')
+        return 0;
+    k = end;
+    while (k < n && (s[k] == ' ' || s[k] == '\t' || s[k] == '\r'))
+        k++;
+    if (s[start + 1] == '/') { /* a line comment: C continues one ending in `\` */
+        Py_ssize_t last = end - 1;
+        while (last > start + 1 && s[last] == '\r')
+            last--;
+        if (s[last] == '\\')
+            return 0;
+    }
+    return k == n || s[k] == '\n';
+}
+
+/* Whether [start, end) spells a deprecation marker in any case. */
+static int
+spells_marker(const unsigned char *s, Py_ssize_t start, Py_ssize_t end)
+{
+    static const char *markers[] = {"deprecat", "obsolete"};
+    for (Py_ssize_t i = start; i + 8 <= end; i++) {
+        unsigned char c = s[i] | 0x20;
+        if (c != 'd' && c != 'o')
+            continue;
+        for (int m = 0; m < 2; m++) {
+            int k = 0;
+            while (k < 8 && (s[i + k] | 0x20) == (unsigned char)markers[m][k])
+                k++;
+            if (k == 8)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+typedef struct {
+    Py_ssize_t *at; /* (brace, close) pairs */
+    Py_ssize_t count, room;
+} Pairs;
+
+static int
+pairs_push(Pairs *pairs, Py_ssize_t brace, Py_ssize_t close)
+{
+    if (pairs->count + 2 > pairs->room) {
+        Py_ssize_t room = pairs->room ? 2 * pairs->room : 64;
+        Py_ssize_t *grown = PyMem_Realloc(pairs->at, (size_t)room * sizeof(Py_ssize_t));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return 0;
+        }
+        pairs->at = grown;
+        pairs->room = room;
+    }
+    pairs->at[pairs->count++] = brace;
+    pairs->at[pairs->count++] = close;
+    return 1;
+}
+
+PyDoc_STRVAR(quiet_folds_doc,
+"quiet_folds(source, skim, folds, marked) -> list[tuple[int, int]]\n\n"
+"`folds.quiet_folds_in_python` for the skim numbered `skim` (see SPELLED):\n"
+"`folds` (sorted, apart) with each run of whole-line comments outside them\n"
+"added as the fold (run start - 1, run end); with `marked`, a run that spells\n"
+"a deprecation marker stays in the parse.");
+
+static PyObject *
+quiet_folds(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer source;
+    int skim, marked;
+    PyObject *fold_list;
+    if (!PyArg_ParseTuple(args, "y*iOp", &source, &skim, &fold_list, &marked))
+        return NULL;
+    PyObject *result = NULL, *folds = NULL;
+    Pairs given = {NULL, 0, 0}, out = {NULL, 0, 0};
+    if (skim != SKIM_GO && skim != SKIM_JAVA && skim != SKIM_C) {
+        PyErr_Format(PyExc_ValueError, "no skim numbered %d", skim);
+        goto done;
+    }
+    folds = PySequence_Fast(fold_list, "folds must be a sequence");
+    if (folds == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(folds); i++) {
+        Py_ssize_t brace, close;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(folds, i), "nn", &brace, &close)
+            || !pairs_push(&given, brace, close))
+            goto done;
+    }
+    const unsigned char *s = source.buf;
+    Py_ssize_t n = source.len, next = 0; /* the next given fold */
+    Py_ssize_t run = -1, run_end = -1;
+    int failed = 0;
+    /* A run ends at a fold, at anything but blanks after it, or at the end;
+     * it is added before the folds that follow it. */
+#define FLUSH_RUN()                                                                    \
+    do {                                                                               \
+        if (run >= 0 && !(marked && spells_marker(s, run, run_end)))                   \
+            failed = failed || !pairs_push(&out, run - 1, run_end);                    \
+        run = -1;                                                                      \
+    } while (0)
+    for (Py_ssize_t i = 0; i < n && !failed;) {
+        while (next < given.count && given.at[next + 1] <= i) { /* a fold passed */
+            FLUSH_RUN();
+            failed = failed || !pairs_push(&out, given.at[next], given.at[next + 1]);
+            next += 2;
+        }
+        if (next < given.count && i > given.at[next]) { /* inside a fold: to its close */
+            FLUSH_RUN();
+            i = given.at[next + 1];
+            continue;
+        }
+        unsigned char c = s[i];
+        if (c != '/' && c != '"' && c != '\'' && c != '`') {
+            i++;
+            continue;
+        }
+        Py_ssize_t end = quiet_end(s, n, i, skim);
+        if (end < 0) {
+            i++;
+            continue;
+        }
+        int inside = next < given.count && end > given.at[next];
+        if (c == '/' && !inside && whole_lines(s, n, i, end)) {
+            Py_ssize_t k = run_end;
+            while (run >= 0 && k < i && blank_byte(s[k]))
+                k++;
+            if (run >= 0 && k == i) {
+                run_end = end;
+            } else {
+                FLUSH_RUN();
+                run = i;
+                run_end = end;
+            }
+        } else {
+            FLUSH_RUN();
+        }
+        i = end;
+    }
+    FLUSH_RUN();
+#undef FLUSH_RUN
+    while (!failed && next < given.count) {
+        failed = !pairs_push(&out, given.at[next], given.at[next + 1]);
+        next += 2;
+    }
+    if (failed)
+        goto done;
+    result = PyList_New(out.count / 2);
+    for (Py_ssize_t k = 0; result != NULL && k < out.count; k += 2) {
+        PyObject *pair = Py_BuildValue("(nn)", out.at[k], out.at[k + 1]);
+        if (pair == NULL)
+            Py_CLEAR(result);
+        else
+            PyList_SET_ITEM(result, k / 2, pair);
+    }
+done:
+    PyMem_Free(given.at);
+    PyMem_Free(out.at);
+    Py_XDECREF(folds);
+    PyBuffer_Release(&source);
+    return result;
+}
+
 /* ((number, ((word, pattern), ...), quiet), ...): what `spelled` scans for. */
 static PyObject *
 spelled_skims(void)
@@ -1462,6 +1653,7 @@ static PyMethodDef scan_methods[] = {
     {"spelled", spelled, METH_VARARGS, spelled_doc},
     {"fold_ranges", fold_ranges, METH_VARARGS, fold_ranges_doc},
     {"const_names", const_names, METH_VARARGS, const_names_doc},
+    {"quiet_folds", quiet_folds, METH_VARARGS, quiet_folds_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1479,7 +1671,7 @@ PyInit__scan(void)
     if (module == NULL)
         return NULL;
     /* Raised with any change to what the scans give (`native.VERSION`). */
-    if (PyModule_AddIntConstant(module, "VERSION", 5) < 0
+    if (PyModule_AddIntConstant(module, "VERSION", 6) < 0
         || PyModule_AddIntConstant(module, "FLUSH_HASH", FLUSH_HASH) < 0
         || PyModule_AddIntConstant(module, "FLUSH_LABEL", FLUSH_LABEL) < 0) {
         Py_DECREF(module);

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 RangeArgs = tuple[tuple[int, int], tuple[int, int], int, int]
 """A `tree_sitter.Range`'s arguments: start point, end point, start byte, end byte."""
 
-VERSION = 5
+VERSION = 6
 """`_scan.c`'s own `VERSION`: raised with any change to what its scans give."""
 
 mentions_of: Callable[[Sequence[bytes]], list[bytes]] | None = None
@@ -27,6 +27,12 @@ fold_ranges: Callable[[bytes, list[tuple[int, int]]], list[RangeArgs]] | None = 
 """`folds.ranges_in_python` in C: each range's arguments to `tree_sitter.Range`."""
 const_names: Callable[[bytes, int], tuple[list[str], bytes] | None] | None = None
 """`consts.names_in_python` in C, the spans as native unsigned 32-bit words."""
+Folds = list[tuple[int, int]]
+quiet_folds: Callable[[bytes, int, Folds, bool], Folds] | None = None
+"""`folds.quiet_folds_in_python` in C, for a skim's `quiet` in `QUIET`."""
+QUIET: dict[bytes, int] = {}
+"""The skims' `quiet` regexes the C scan was written from, each to its
+skim's number."""
 SPELLED: dict[tuple[tuple[tuple[bytes, bytes], ...], bytes], int] = {}
 """The skims' `inner` tokens (word, regex) and `quiet` regex `spelled` was
 written from, each to its number: a skim whose `inner` or `quiet` is not
@@ -44,3 +50,5 @@ else:
         if array("I").itemsize == 4:
             const_names = _scan.const_names
         SPELLED = {(inner, quiet): number for number, inner, quiet in _scan.SPELLED}
+        QUIET = {quiet: number for number, _, quiet in _scan.SPELLED}
+        quiet_folds = _scan.quiet_folds
