@@ -334,15 +334,15 @@ COMMENTS = st.lists(st.sampled_from(COMMENT_PARTS), max_size=50).map(b"".join)
 
 
 @settings(max_examples=1500, deadline=None)
-@given(COMMENTS, st.sampled_from(["go", "java", "c"]), st.booleans())
-def test_c_quiet_folds_are_pythons_on_any_text(source: bytes, language: str, marked: bool) -> None:
+@given(COMMENTS, st.sampled_from(["go", "java", "c"]))
+def test_c_quiet_folds_are_pythons_on_any_text(source: bytes, language: str) -> None:
     spec = next(s for s in LANGUAGES if s.name == language)
     assert spec.skim is not None
     found = folds.find_folds(source, python_hits(source, spec), spec.skim)
-    python = folds.quiet_folds_in_python(source, re.compile(spec.skim.quiet), found, marked)
-    assert _scan().quiet_folds(source, native.QUIET[spec.skim.quiet], found, marked) == python
+    python = folds.quiet_folds_in_python(source, re.compile(spec.skim.quiet), found)
+    assert _scan().quiet_folds(source, native.QUIET[spec.skim.quiet], found) == python
     on = dataclasses.replace(spec.skim, quiet_lines=True)
-    assert folds.quiet_folds(source, on, found, marked) == python
+    assert folds.quiet_folds(source, on, found) == python
 
 
 def test_c_quiet_folds_are_pythons_on_the_traps_and_real_sources() -> None:
@@ -353,8 +353,8 @@ def test_c_quiet_folds_are_pythons_on_the_traps_and_real_sources() -> None:
         spec = language_for_path(path)
         assert spec is not None and spec.skim is not None
         found = folds.find_folds(source, python_hits(source, spec), spec.skim)
-        python = folds.quiet_folds_in_python(source, re.compile(spec.skim.quiet), found, True)
-        assert _scan().quiet_folds(source, native.QUIET[spec.skim.quiet], found, True) == python
+        python = folds.quiet_folds_in_python(source, re.compile(spec.skim.quiet), found)
+        assert _scan().quiet_folds(source, native.QUIET[spec.skim.quiet], found) == python
         assert set(found) <= set(python), path
         added += len(python) - len(found)
     assert added > 50
@@ -362,4 +362,4 @@ def test_c_quiet_folds_are_pythons_on_the_traps_and_real_sources() -> None:
 
 def test_c_quiet_folds_refuses_a_skim_it_does_not_know() -> None:
     with pytest.raises(ValueError, match="no skim numbered 9"):
-        _scan().quiet_folds(b"// c\n", 9, [], False)
+        _scan().quiet_folds(b"// c\n", 9, [])

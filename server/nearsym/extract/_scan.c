@@ -1506,19 +1506,19 @@ pairs_push(Pairs *pairs, Py_ssize_t brace, Py_ssize_t close)
 }
 
 PyDoc_STRVAR(quiet_folds_doc,
-"quiet_folds(source, skim, folds, marked) -> list[tuple[int, int]]\n\n"
+"quiet_folds(source, skim, folds) -> list[tuple[int, int]]\n\n"
 "`folds.quiet_folds_in_python` for the skim numbered `skim` (see SPELLED):\n"
 "`folds` (sorted, apart) with each run of whole-line comments outside them\n"
-"added as the fold (run start - 1, run end); with `marked`, a run that spells\n"
-"a deprecation marker stays in the parse.");
+"added as the fold (run start - 1, run end); a run that spells a\n"
+"deprecation marker stays in the parse.");
 
 static PyObject *
 quiet_folds(PyObject *Py_UNUSED(module), PyObject *args)
 {
     Py_buffer source;
-    int skim, marked;
+    int skim;
     PyObject *fold_list;
-    if (!PyArg_ParseTuple(args, "y*iOp", &source, &skim, &fold_list, &marked))
+    if (!PyArg_ParseTuple(args, "y*iO", &source, &skim, &fold_list))
         return NULL;
     PyObject *result = NULL, *folds = NULL;
     Pairs given = {NULL, 0, 0}, out = {NULL, 0, 0};
@@ -1543,7 +1543,7 @@ quiet_folds(PyObject *Py_UNUSED(module), PyObject *args)
      * it is added before the folds that follow it. */
 #define FLUSH_RUN()                                                                    \
     do {                                                                               \
-        if (run >= 0 && !(marked && spells_marker(s, run, run_end)))                   \
+        if (run >= 0 && !spells_marker(s, run, run_end))                               \
             failed = failed || !pairs_push(&out, run - 1, run_end);                    \
         run = -1;                                                                      \
     } while (0)

@@ -25,7 +25,7 @@ Javadoc and licences are half the text its folded parse still read (54 of
 113 MB). A run of them that spells a deprecation mark stays, as the marks
 above a definition are read from its tree's comments. Per file, old and
 new code in turn (`tests/bench/extract_ab.py`), the JDK's extraction took
-4.6 to 6% less CPU (three runs: 0.939, 0.940, 0.954 of the old), with
+5 to 8% less CPU (four runs: 0.939, 0.940, 0.954, 0.922 of the old), with
 the same blobs. Go's took the same; the Linux kernel's 13% more, and some
 of its files gave other definitions (see `Skim.quiet_lines`).
 
@@ -59,7 +59,6 @@ import tree_sitter as ts
 
 from nearsym.extract import native
 from nearsym.extract.consts import ConstBlock, const_blocks
-from nearsym.extract.deprecation import marks_deprecation
 from nearsym.extract.grammar import load_grammar, parse_bounded, parser, text_predicate
 from nearsym.extract.languages import C_FLUSH, LanguageSpec, Skim
 
@@ -363,9 +362,7 @@ def _included(source: bytes, folds: list[tuple[int, int]]) -> list[ts.Range]:
     return ranges_in_python(source, folds)
 
 
-def quiet_folds(
-    source: bytes, skim: Skim, folds: list[tuple[int, int]], marked: bool
-) -> list[tuple[int, int]]:
+def quiet_folds(source: bytes, skim: Skim, folds: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """`folds` and the runs of whole-line comments outside them, which the
     parse leaves out too (`quiet_folds_in_python`; in C where it was built
     and knows the skim's `quiet`)."""
@@ -373,8 +370,8 @@ def quiet_folds(
         return folds
     number = native.QUIET.get(skim.quiet)
     if number is not None and native.quiet_folds is not None:
-        return native.quiet_folds(source, number, folds, marked)
-    return quiet_folds_in_python(source, _quiet(skim.quiet), folds, marked)
+        return native.quiet_folds(source, number, folds)
+    return quiet_folds_in_python(source, _quiet(skim.quiet), folds)
 
 
 @cache
@@ -386,7 +383,7 @@ _MARKER = re.compile(rb"(?i)deprecat|obsolete")
 
 
 def quiet_folds_in_python(
-    source: bytes, quiet: re.Pattern[bytes], folds: list[tuple[int, int]], marked: bool
+    source: bytes, quiet: re.Pattern[bytes], folds: list[tuple[int, int]]
 ) -> list[tuple[int, int]]:
     """`folds` (sorted, apart) with each run of whole-line comments outside
     them added as the fold (run start - 1, run end), in order. A comment
@@ -395,17 +392,16 @@ def quiet_folds_in_python(
     and a line comment does not end in a backslash (C's continue on the
     next line); a run is such comments with only blanks between them. The
     comments and literals are `quiet`'s, found left to right, and none
-    from inside a fold: the scan goes on from its close. With `marked`
-    (the file spells a deprecation mark), a run that spells `deprecat` or
-    `obsolete` in any case stays in the parse: the marks above a
-    definition are read from the comments in its tree
+    from inside a fold: the scan goes on from its close. A run that spells
+    `deprecat` or `obsolete` in any case stays in the parse: the marks
+    above a definition are read from the comments in its tree
     (`deprecation.is_deprecated`)."""
     out: list[tuple[int, int]] = []
     run: list[int] = []  # [start, end] of the open run
     n, i, next_fold = len(source), 0, 0
 
     def flush() -> None:
-        if run and not (marked and _MARKER.search(source, run[0], run[1])):
+        if run and not _MARKER.search(source, run[0], run[1]):
             out.append((run[0] - 1, run[1]))
         run.clear()
 
@@ -555,9 +551,8 @@ def parse(source: bytes, spec: LanguageSpec, hits: list[int]) -> tuple[ts.Tree, 
         consts = const_blocks(source) if skim.const_blocks else []
         if consts:
             folds, consts = _with_consts(folds, consts)
-        marked = marks_deprecation(source)
         for _ in range(2):
-            left_out = quiet_folds(source, skim, folds, marked)
+            left_out = quiet_folds(source, skim, folds)
             if not left_out:
                 break
             folding = parser(spec, folding=True)

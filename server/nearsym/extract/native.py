@@ -28,7 +28,7 @@ fold_ranges: Callable[[bytes, list[tuple[int, int]]], list[RangeArgs]] | None = 
 const_names: Callable[[bytes, int], tuple[list[str], bytes] | None] | None = None
 """`consts.names_in_python` in C, the spans as native unsigned 32-bit words."""
 Folds = list[tuple[int, int]]
-quiet_folds: Callable[[bytes, int, Folds, bool], Folds] | None = None
+quiet_folds: Callable[[bytes, int, Folds], Folds] | None = None
 """`folds.quiet_folds_in_python` in C, for a skim's `quiet` in `QUIET`."""
 QUIET: dict[bytes, int] = {}
 """The skims' `quiet` regexes the C scan was written from, each to its
