@@ -14,7 +14,7 @@ import tree_sitter as ts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nearsym.extract import folds, mentions, native
+from nearsym.extract import comments, folds, mentions, native
 from nearsym.extract.folds import spelled_tokens
 from nearsym.extract.grammar import load_grammar
 from nearsym.extract.languages import (
@@ -339,10 +339,10 @@ def test_c_quiet_folds_are_pythons_on_any_text(source: bytes, language: str) -> 
     spec = next(s for s in LANGUAGES if s.name == language)
     assert spec.skim is not None
     found = folds.find_folds(source, python_hits(source, spec), spec.skim)
-    python = folds.quiet_folds_in_python(source, re.compile(spec.skim.quiet), found)
+    python = comments.quiet_folds_in_python(source, re.compile(spec.skim.quiet), found)
     assert _scan().quiet_folds(source, native.QUIET[spec.skim.quiet], found) == python
     on = dataclasses.replace(spec.skim, quiet_lines=True)
-    assert folds.quiet_folds(source, on, found) == python
+    assert comments.quiet_folds(source, on, found) == python
 
 
 def test_c_quiet_folds_are_pythons_on_the_traps_and_real_sources() -> None:
@@ -353,7 +353,7 @@ def test_c_quiet_folds_are_pythons_on_the_traps_and_real_sources() -> None:
         spec = language_for_path(path)
         assert spec is not None and spec.skim is not None
         found = folds.find_folds(source, python_hits(source, spec), spec.skim)
-        python = folds.quiet_folds_in_python(source, re.compile(spec.skim.quiet), found)
+        python = comments.quiet_folds_in_python(source, re.compile(spec.skim.quiet), found)
         assert _scan().quiet_folds(source, native.QUIET[spec.skim.quiet], found) == python
         assert set(found) <= set(python), path
         added += len(python) - len(found)

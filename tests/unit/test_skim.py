@@ -908,7 +908,7 @@ def test_a_fold_the_parse_refuses_costs_only_a_second_parse() -> None:
 
 
 # Whole-line comments: left out of the parse as the folds are
-# (`folds.quiet_folds`), but a run that marks a deprecation, a comment
+# (`comments.quiet_folds`), but a run that marks a deprecation, a comment
 # beside code, one in a literal, and a C line comment that goes on.
 COMMENT_TRAPS = {
     "a.go": b"""// Package p.

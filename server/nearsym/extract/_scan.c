@@ -1507,7 +1507,7 @@ pairs_push(Pairs *pairs, Py_ssize_t brace, Py_ssize_t close)
 
 PyDoc_STRVAR(quiet_folds_doc,
 "quiet_folds(source, skim, folds) -> list[tuple[int, int]]\n\n"
-"`folds.quiet_folds_in_python` for the skim numbered `skim` (see SPELLED):\n"
+"`comments.quiet_folds_in_python` for the skim numbered `skim` (see SPELLED):\n"
 "`folds` (sorted, apart) with each run of whole-line comments outside them\n"
 "added as the fold (run start - 1, run end); a run that spells a\n"
 "deprecation marker stays in the parse.");

@@ -20,7 +20,7 @@ left 14 MB of the JDK's method bodies in the parse; folding them too cut a
 worker's CPU on the JDK from 9.81 to 9.15 seconds, with the same blobs.
 
 Java's comments on lines of their own, outside the folds, are left out of
-the parse the same way (`quiet_folds`, `Skim.quiet_lines`): the JDK's
+the parse the same way (`comments.quiet_folds`, `Skim.quiet_lines`): the JDK's
 Javadoc and licences are half the text its folded parse still read (54 of
 113 MB). A run of them that spells a deprecation mark stays, as the marks
 above a definition are read from its tree's comments. Per file, old and
@@ -58,6 +58,7 @@ from functools import cache
 import tree_sitter as ts
 
 from nearsym.extract import native
+from nearsym.extract.comments import quiet_folds
 from nearsym.extract.consts import ConstBlock, const_blocks
 from nearsym.extract.grammar import load_grammar, parse_bounded, parser, text_predicate
 from nearsym.extract.languages import C_FLUSH, LanguageSpec, Skim
@@ -360,89 +361,6 @@ def _included(source: bytes, folds: list[tuple[int, int]]) -> list[ts.Range]:
     if native.fold_ranges is not None:
         return [ts.Range(*args) for args in native.fold_ranges(source, folds)]
     return ranges_in_python(source, folds)
-
-
-def quiet_folds(source: bytes, skim: Skim, folds: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """`folds` and the runs of whole-line comments outside them, which the
-    parse leaves out too (`quiet_folds_in_python`; in C where it was built
-    and knows the skim's `quiet`)."""
-    if not skim.quiet_lines or not skim.quiet:
-        return folds
-    number = native.QUIET.get(skim.quiet)
-    if number is not None and native.quiet_folds is not None:
-        return native.quiet_folds(source, number, folds)
-    return quiet_folds_in_python(source, _quiet(skim.quiet), folds)
-
-
-@cache
-def _quiet(pattern: bytes) -> re.Pattern[bytes]:
-    return re.compile(pattern)
-
-
-_MARKER = re.compile(rb"(?i)deprecat|obsolete")
-
-
-def quiet_folds_in_python(
-    source: bytes, quiet: re.Pattern[bytes], folds: list[tuple[int, int]]
-) -> list[tuple[int, int]]:
-    """`folds` (sorted, apart) with each run of whole-line comments outside
-    them added as the fold (run start - 1, run end), in order. A comment
-    is whole-line when only spaces and tabs stand before it on its first
-    line and after it on its last (a carriage return before the newline),
-    and a line comment does not end in a backslash (C's continue on the
-    next line); a run is such comments with only blanks between them. The
-    comments and literals are `quiet`'s, found left to right, and none
-    from inside a fold: the scan goes on from its close. A run that spells
-    `deprecat` or `obsolete` in any case stays in the parse: the marks
-    above a definition are read from the comments in its tree
-    (`deprecation.is_deprecated`)."""
-    out: list[tuple[int, int]] = []
-    run: list[int] = []  # [start, end] of the open run
-    n, i, next_fold = len(source), 0, 0
-
-    def flush() -> None:
-        if run and not _MARKER.search(source, run[0], run[1]):
-            out.append((run[0] - 1, run[1]))
-        run.clear()
-
-    while i < n:
-        while next_fold < len(folds) and folds[next_fold][1] <= i:
-            flush()
-            out.append(folds[next_fold])
-            next_fold += 1
-        brace = folds[next_fold][0] if next_fold < len(folds) else n
-        if i > brace:  # inside a fold: on from its close
-            flush()
-            i = folds[next_fold][1]
-            continue
-        found = quiet.search(source, i)
-        if found is None or found.start() > brace:
-            i = brace + 1
-            continue
-        start, end = found.span()
-        if source[start] == 0x2F and end <= brace and _whole_lines(source, start, end):
-            if run and not source[run[1] : start].strip(b" \t\r\n"):
-                run[1] = end
-            else:
-                flush()
-                run[:] = [start, end]
-        else:
-            flush()
-        i = end
-    flush()
-    out.extend(folds[next_fold:])
-    return out
-
-
-def _whole_lines(source: bytes, start: int, end: int) -> bool:
-    """See `quiet_folds_in_python`."""
-    before = source.rfind(b"\n", 0, start) + 1
-    if source[before:start].strip(b" \t"):
-        return False
-    if source[start + 1] == 0x2F and source[start:end].rstrip(b"\r").endswith(b"\\"):
-        return False
-    after = source.find(b"\n", end)
-    return not source[end : after if after != -1 else len(source)].strip(b" \t\r")
 
 
 def ranges_in_python(source: bytes, folds: list[tuple[int, int]]) -> list[ts.Range]:

@@ -29,7 +29,7 @@ const_names: Callable[[bytes, int], tuple[list[str], bytes] | None] | None = Non
 """`consts.names_in_python` in C, the spans as native unsigned 32-bit words."""
 Folds = list[tuple[int, int]]
 quiet_folds: Callable[[bytes, int, Folds], Folds] | None = None
-"""`folds.quiet_folds_in_python` in C, for a skim's `quiet` in `QUIET`."""
+"""`comments.quiet_folds_in_python` in C, for a skim's `quiet` in `QUIET`."""
 QUIET: dict[bytes, int] = {}
 """The skims' `quiet` regexes the C scan was written from, each to its
 skim's number."""

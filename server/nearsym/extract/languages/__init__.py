@@ -87,7 +87,7 @@ class Skim:
     folded tree may be the fold's doing, and the file is parsed whole."""
     quiet_lines: bool = False
     """Whether comments on lines of their own, outside the folds, are left
-    out of the parse too (`folds.quiet_folds`): Java, whose Javadoc and
+    out of the parse too (`comments.quiet_folds`): Java, whose Javadoc and
     licences were half the text its folded parse read. Go's library
     extracted no faster with them left out (4.12 s both), and the Linux
     kernel 13% slower, with other definitions in some files: C's macros
