@@ -32,6 +32,7 @@ from nearsym.workspace.indexer import index_namespace
 from nearsym.workspace.inotify import InotifyWatcher
 from nearsym.workspace.live import LiveTarget, LiveWorkspace
 from nearsym.workspace.pool import Workers
+from nearsym.workspace.prefetch import Prefetch
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +68,8 @@ class Opened:
     """The caches of the folders indexed here."""
     workers: Workers | None = None
     """The process pool, started here for a cold index."""
+    prefetches: dict[str, Prefetch] = field(default_factory=dict)
+    """The first tasks of each cold folder's index, sent to `workers` here."""
     registered: bool | None = None
     """The client's answer to the watchers' registration asked here:
     accepted, refused, or None (not asked, or no answer in time)."""

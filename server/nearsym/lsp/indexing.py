@@ -34,6 +34,7 @@ from nearsym.workspace.discovery import WalkReport
 from nearsym.workspace.indexer import index_namespace
 from nearsym.workspace.live import LiveTarget, LiveWorkspace
 from nearsym.workspace.pool import Workers
+from nearsym.workspace.prefetch import Prefetch
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +105,9 @@ class Indexing:
         self.installed: dict[str, dict[str, tuple[int, int]]] = {}
         """Folders whose snapshot was installed before the server started
         (`opening`), with its stamps: their first index reads no snapshot."""
+        self.prefetches: dict[str, Prefetch] = {}
+        """Cold folders' first tasks, sent before the server started
+        (`opening`), until their first index takes them."""
         self.early: dict[str, WalkReport] | None = None
         """The walks of an index made before the server started, until
         `indexed_early` takes them."""
@@ -114,13 +118,16 @@ class Indexing:
         caches: dict[str, Cache],
         walks: dict[str, WalkReport] | None,
         workers: Workers | None = None,
+        prefetches: dict[str, Prefetch] | None = None,
     ) -> None:
         """What the start read before the server (`early.Opened`): the
         snapshots `installed` (each folder's cache and stamps), the `caches`
-        of folders it indexed, that index's `walks` when it was made, and
-        the process pool it started (`workers`, for a cold index)."""
+        of folders it indexed, that index's `walks` when it was made, the
+        process pool it started (`workers`, for a cold index) and the first
+        tasks it sent there (`prefetches`)."""
         if workers is not None:
             self.workers = workers
+            self.prefetches.update(prefetches or {})
         key = index_key(self.live.config)
         for root, (cache, stamps) in installed.items():
             self.caches[(root, key)] = cache
@@ -225,6 +232,10 @@ class Indexing:
                         # wait up to its timeout for a lock another process holds.
                         cache = self.cache_for(ns.root, config)
                         installed = self.installed.pop(ns.root, None)
+                        prefetch = self.prefetches.pop(ns.root, None)
+                        early = prefetch.take() if prefetch is not None else []
+                        if prefetch is not None and prefetch.settings != index_key(config):
+                            early = []  # walked under other settings: parsed again
                         stats = index_namespace(
                             ns.root,
                             config,
@@ -238,6 +249,7 @@ class Indexing:
                             walker=walk_dependency if ns.dependency else None,
                             searchable=functools.partial(_set_from_thread, loop, self.searchable),
                             installed=installed if cache is not None else None,
+                            prefetched=early,
                         )
                         return stats, cache
 

@@ -67,9 +67,10 @@ from nearsym.lsp.focus import DID_CHANGE_ACTIVE_DOCUMENT, DID_FOCUS, Focus
 from nearsym.lsp.values import symbol_kinds, uri_to_path
 from nearsym.lsp.wire import Reader, frame
 from nearsym.workspace.config import Config, config_from_options, index_key
-from nearsym.workspace.indexer import SNAPSHOT_FIRST_BYTES
+from nearsym.workspace.indexer import CHUNK, SNAPSHOT_FIRST_BYTES
 from nearsym.workspace.live import LiveTarget, LiveWorkspace
 from nearsym.workspace.pool import Workers
+from nearsym.workspace.prefetch import Prefetch
 
 log = logging.getLogger(__name__)
 
@@ -244,6 +245,7 @@ def open_early(relay: Relay, write: Callable[[bytes], None], folder: str) -> Ope
             opened.watcher.discard()
         opened.live, opened.watcher, opened.indexed = None, None, False
         opened.installed, opened.caches, opened.walks = {}, {}, {}
+        opened.prefetches = {}
     return opened
 
 
@@ -261,9 +263,12 @@ def _open(relay: Relay, write: Callable[[bytes], None], folder: str, opened: Ope
     if config is None or not roots:
         return
     settings = index_key(config)
-    if not all(os.path.exists(cache_path(root, folder, settings)) for root in roots):
+    cold = [root for root in roots if not os.path.exists(cache_path(root, folder, settings))]
+    if cold:
         opened.workers = Workers()  # cold: the pool starts now, beside pygls's imports
         opened.workers.warming()
+        for root in cold:  # and its first tasks are sent
+            opened.prefetches[root] = Prefetch(root, config, opened.workers, CHUNK)
         return
     reply = _stored_reply(folder, client_key(params))
     if reply is None:

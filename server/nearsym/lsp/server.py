@@ -113,7 +113,9 @@ class NearsymServer(LanguageServer):
         )
         if opened is not None:
             walks = opened.walks if opened.indexed else None
-            self.indexing.adopt(opened.installed, opened.caches, walks, opened.workers)
+            self.indexing.adopt(
+                opened.installed, opened.caches, walks, opened.workers, opened.prefetches
+            )
             self.watching.adopted = opened.watcher
             self.watching.registered = opened.registered
         self.shared = SharedIndex(self._say)

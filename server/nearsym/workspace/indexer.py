@@ -38,12 +38,13 @@ from typing import Protocol
 
 from nearsym.core.filedefs import FileDefs
 from nearsym.core.proximity import directory_distance
-from nearsym.index.cache import Cache
+from nearsym.index.cache import RACY_SECONDS, Cache
 from nearsym.index.store import SymbolIndex
 from nearsym.workspace.coldstats import ColdStats, LanguageStats
 from nearsym.workspace.config import Config
 from nearsym.workspace.discovery import SkippedFile, SourceFile, WalkReport, discover
 from nearsym.workspace.pool import OK, Parsed, Result, Workers, decode_result, parse_one
+from nearsym.workspace.prefetch import Task
 
 log = logging.getLogger(__name__)
 
@@ -158,6 +159,7 @@ def index_namespace(
     walker: Callable[[str, Config, WalkReport], Iterable[SourceFile]] | None = None,
     searchable: Callable[[], None] = lambda: None,
     installed: Mapping[str, tuple[int, int]] | None = None,
+    prefetched: Sequence[Task] = (),
 ) -> ColdStats:
     """Index `root` (or just `files`) into `target`; see the module note.
     With `walk_gate`, the walk waits for it (up to `GATE_SECONDS`): the
@@ -167,7 +169,10 @@ def index_namespace(
     first results are: the open file's first files parsed, or a restart's
     snapshot installed (after the open file's folder where that comes
     first). `installed`: the stamps of a snapshot installed into `target`
-    already (`lsp.opening`), read instead of the cache's."""
+    already (`lsp.opening`), read instead of the cache's. `prefetched`: the
+    tasks a `Prefetch` sent to `workers` before the server was up; a file
+    of theirs still to parse is taken from them, if the walk finds it as
+    its worker read it."""
     started = time.perf_counter()
     stats = ColdStats()
     done: set[str] = set()
@@ -401,7 +406,15 @@ def index_namespace(
     total = len(all_files)
     if progress is not None:
         progress(len(done), total)
-    if len(todo) <= CHUNK or workers is None or workers.failures >= 3:
+    early: dict[cf.Future[tuple[list[Parsed], float]], list[SourceFile]] = {}
+    if prefetched and workers is not None:
+        waiting = {sf.rel: sf for sf in todo}
+        for future, jobs in prefetched:
+            chunk = [waiting.pop(rel) for _, rel, _ in jobs if rel in waiting]
+            if chunk:
+                early[future] = chunk
+        todo = list(waiting.values())
+    if not early and (len(todo) <= CHUNK or workers is None or workers.failures >= 3):
         for at in range(0, len(todo), CHUNK):
             if cancelled():
                 return stats
@@ -416,9 +429,11 @@ def index_namespace(
                 taken(sf, result)
                 progress(len(done), total)
 
+        assert workers is not None
         _parallel(
-            todo, config, workers, focus, cancelled, take, parse_here, pending_store, flush, stats
-        )
+            todo, config, workers, focus, cancelled, take, parse_here, pending_store, flush, stats,
+            early,
+        )  # fmt: skip
         if progress is not None:
             progress(len(done), total)
     flush(force=True)
@@ -437,11 +452,16 @@ def _parallel(
     pending_store: list[tuple[str, int, int, bytes]],
     flush: Callable[[bool], None],
     stats: ColdStats,
+    early: dict[cf.Future[tuple[list[Parsed], float]], list[SourceFile]],
 ) -> None:
+    """`todo` parsed on `workers`, and the `early` tasks (a `Prefetch`'s)
+    taken where each file is as the walk found it (`_as_walked`), the
+    others parsed again."""
     by_rel = {sf.rel: sf for sf in todo}
+    by_rel.update((sf.rel, sf) for chunk in early.values() for sf in chunk)
     order = list(reversed(todo))  # consumed from its end: walk order
     ordered_for: list[str | None] = [None]
-    in_flight: dict[cf.Future[tuple[list[Parsed], float]], list[SourceFile]] = {}
+    in_flight: dict[cf.Future[tuple[list[Parsed], float]], list[SourceFile]] = dict(early)
 
     def reorder() -> None:
         target = focus()
@@ -496,8 +516,14 @@ def _parallel(
                     language = stats.languages[sf.language.name] = LanguageStats()
                 language.seconds += cpu * max(sf.size, 1) / chunk_bytes
             for parsed in results:
+                found = by_rel.get(parsed[0])
+                if found is None:  # an early task's file the walk did not leave to parse
+                    continue
+                sf = found
+                if future in early and not _as_walked(parsed, sf):
+                    order.append(sf)  # changed since its early read: parsed next
+                    continue
                 stats.parsed += 1
-                sf = by_rel[parsed[0]]
                 if parsed[1] == OK:
                     stats.parsed_ok += 1
                     pending_store.append((parsed[0], parsed[2], parsed[3], parsed[4]))
@@ -506,6 +532,17 @@ def _parallel(
                     stats.stamps[sf.rel] = (parsed[2], parsed[3])
                 take(sf, decode_result(parsed))
         flush(False)
+
+
+def _as_walked(parsed: Parsed, sf: SourceFile) -> bool:
+    """Whether a file read before changes were watched is as the walk found
+    it: parsed, its size and modification time the walk's, and not so
+    recent that a write in the same tick could have kept them."""
+    return (
+        parsed[1] == OK
+        and (parsed[2], parsed[3]) == (sf.size, sf.mtime_ns)
+        and time.time_ns() - sf.mtime_ns >= RACY_SECONDS * 1e9
+    )
 
 
 def index_into(
