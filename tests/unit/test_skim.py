@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import tree_sitter as ts
 
 from nearsym.core.filedefs import DEPRECATED_BIT
 from nearsym.extract.definitions import extract_defs
@@ -829,23 +830,29 @@ def test_java_folds_find_what_a_whole_parse_finds(case: str) -> None:
     assert "Local" in found or not case.startswith("wrapped, a token")
 
 
+def skim_nodes(spec: LanguageSpec, source: bytes) -> list[ts.Node]:
+    """Every node of the tree the skim's parse makes of `source`."""
+    grammar = load_grammar(spec)
+    tree, _ = parse(source, spec, spelled_tokens(source, grammar.inner, grammar.quiet))
+    found: list[ts.Node] = []
+    stack = [tree.root_node]
+    while stack:
+        found.append(node := stack.pop())
+        stack.extend(node.children)
+    return found
+
+
 def folded_bodies(path: str, source: bytes) -> list[str]:
     """The text of each block the parse left empty."""
     spec = language_for_path(path)
     assert spec is not None
-    grammar = load_grammar(spec)
-    tree, _ = parse(source, spec, spelled_tokens(source, grammar.inner, grammar.quiet))
-    empty: list[str] = []
-    stack = [tree.root_node]
-    while stack:
-        node = stack.pop()
-        kinds = ("block", "constructor_body", "compound_statement", "initializer_list")
-        if node.type in kinds and node.named_child_count == 0:
-            inside = source[node.start_byte + 1 : node.end_byte - 1]
-            if inside.strip():
-                empty.append(inside.decode().strip())
-        stack.extend(node.children)
-    return sorted(empty)
+    kinds = ("block", "constructor_body", "compound_statement", "initializer_list")
+    empty = [
+        source[node.start_byte + 1 : node.end_byte - 1].decode().strip()
+        for node in skim_nodes(spec, source)
+        if node.type in kinds and node.named_child_count == 0
+    ]
+    return sorted(text for text in empty if text)
 
 
 def test_plain_bodies_are_folded_and_a_body_with_a_local_type_is_not() -> None:
@@ -958,16 +965,11 @@ int last;
 
 def comments_parsed(spec: LanguageSpec, source: bytes) -> list[str]:
     """The text of each comment the skim's parse kept."""
-    grammar = load_grammar(spec)
-    tree, _ = parse(source, spec, spelled_tokens(source, grammar.inner, grammar.quiet))
-    found: list[str] = []
-    stack = [tree.root_node]
-    while stack:
-        node = stack.pop()
-        if "comment" in node.type:
-            found.append(source[node.start_byte : node.end_byte].decode())
-        stack.extend(node.children)
-    return sorted(found)
+    return sorted(
+        source[node.start_byte : node.end_byte].decode()
+        for node in skim_nodes(spec, source)
+        if "comment" in node.type
+    )
 
 
 def quiet_lines(path: str) -> LanguageSpec:

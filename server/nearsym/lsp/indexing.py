@@ -4,10 +4,9 @@
 then the cache's still-valid files, then the rest, nearest first, on a
 process pool. Results are applied in batches under the workspace lock, so
 queries answer from what is indexed so far; a file open in a buffer keeps
-the buffer's symbols. The segments are merged at the end, outside the lock
-(queries and edits go on), and the cache's snapshot is written: for an
-index of up to `MERGE_AFTER_PROGRESS` definitions, after its progress
-ends. The process's memory is settled (`allocator.settle`) after that.
+the buffer's symbols. The segments are merged at the end, outside the lock;
+the process's memory is settled (`allocator.settle`) after the progress
+ends.
 """
 
 from __future__ import annotations
@@ -46,15 +45,6 @@ TOKEN_WAIT = 5.0
 """Seconds an index that has ended waits for the client to take its
 progress token (`window/workDoneProgress/create`), so that the progress it
 asked for is shown begun and ended; after that, none is shown."""
-MERGE_AFTER_PROGRESS = 1_000_000
-"""A cold index of at most this many definitions ends its progress once
-every file is indexed, before the merge of its segments into one and the
-cache's snapshot: 0.35 s of Go's library and 0.7 s of the JDK's (320,000
-definitions each), during which it answers from its segments as it did
-all along. A larger one ends after them: the Linux kernel's merge of 4
-million ran on for seconds after such an end, its queries over LSP taking
-257 ms at the 99th percentile meanwhile and its processes 321 bytes per
-definition a second after it (`nearsym bench`, 2026-12-07)."""
 MAX_PROBLEM_MESSAGES = 3
 """Bad ignore-file lines shown per walk (each is logged); more would bury
 the editor in pop-ups."""
@@ -205,91 +195,87 @@ class Indexing:
             loop.call_soon_threadsafe(progress.report, token, message)
 
         summary = "indexing stopped"
-        # The last namespace, whose merge and snapshot come after the progress.
-        last: tuple[Namespace, Callable[[], bool], ColdStats | None, Cache | None] | None = None
         try:
-            try:
-                files = symbols = cached = 0
-                for ns in namespaces:
+            files = symbols = cached = 0
+            for ns in namespaces:
 
-                    def cancelled(ns: Namespace = ns) -> bool:
-                        return (
-                            self.stopped
-                            or self.walk_of.get(ns.root) != walk
-                            or (ns not in live.namespaces and ns not in live.dependencies)
-                        )
+                def cancelled(ns: Namespace = ns) -> bool:
+                    return (
+                        self.stopped
+                        or self.walk_of.get(ns.root) != walk
+                        or (ns not in live.namespaces and ns not in live.dependencies)
+                    )
 
-                    ns.index.bulk = True
-                    # Large merges run on the pool, not in the server's heap.
-                    ns.index.merger = self.workers.merge if self.workers.failures < 3 else None
+                ns.index.bulk = True
+                # Large merges run on the pool, not in the server's heap.
+                ns.index.merger = self.workers.merge if self.workers.failures < 3 else None
 
-                    def run(
-                        ns: Namespace = ns,
-                        cancelled: Callable[[], bool] = cancelled,
-                        config: Config = live.config,
-                    ) -> tuple[ColdStats, Cache | None]:
-                        # The cache is opened here, off the loop: SQLite may
-                        # wait up to its timeout for a lock another process holds.
-                        cache = self.cache_for(ns.root, config)
-                        installed = self.installed.pop(ns.root, None)
-                        prefetch = self.prefetches.pop(ns.root, None)
-                        early = prefetch.take() if prefetch is not None else []
-                        if prefetch is not None and prefetch.settings != index_key(config):
-                            early = []  # walked under other settings: parsed again
-                        stats = index_namespace(
-                            ns.root,
-                            config,
-                            LiveTarget(live, ns, cancelled),
-                            workers=self.workers,
-                            cache=cache,
-                            focus=no_focus if ns.dependency else self.focus,
-                            cancelled=cancelled,
-                            progress=report,
-                            walk_gate=None if ns.dependency else self.watch_ready,
-                            walker=walk_dependency if ns.dependency else None,
-                            searchable=functools.partial(_set_from_thread, loop, self.searchable),
-                            installed=installed if cache is not None else None,
-                            prefetched=early,
-                        )
-                        return stats, cache
+                def run(
+                    ns: Namespace = ns,
+                    cancelled: Callable[[], bool] = cancelled,
+                    config: Config = live.config,
+                ) -> tuple[ColdStats, Cache | None]:
+                    # The cache is opened here, off the loop: SQLite may wait
+                    # up to its timeout for a lock another process holds.
+                    cache = self.cache_for(ns.root, config)
+                    installed = self.installed.pop(ns.root, None)
+                    prefetch = self.prefetches.pop(ns.root, None)
+                    early = prefetch.take() if prefetch is not None else []
+                    if prefetch is not None and prefetch.settings != index_key(config):
+                        early = []  # walked under other settings: parsed again
+                    stats = index_namespace(
+                        ns.root,
+                        config,
+                        LiveTarget(live, ns, cancelled),
+                        workers=self.workers,
+                        cache=cache,
+                        focus=no_focus if ns.dependency else self.focus,
+                        cancelled=cancelled,
+                        progress=report,
+                        walk_gate=None if ns.dependency else self.watch_ready,
+                        walker=walk_dependency if ns.dependency else None,
+                        searchable=functools.partial(_set_from_thread, loop, self.searchable),
+                        installed=installed if cache is not None else None,
+                        prefetched=early,
+                    )
+                    return stats, cache
 
-                    stats: ColdStats | None = None
-                    cache: Cache | None = None
-                    try:
-                        found, cache = await loop.run_in_executor(None, run)
-                        stats = found
-                        files += found.files
-                        cached += found.from_snapshot + found.from_cache
-                        self.report_walk(ns.root, found.walk)
-                    finally:
-                        if ns is namespaces[-1] and len(ns.index) <= MERGE_AFTER_PROGRESS:
-                            last = (ns, cancelled, stats, cache)
-                        else:
-                            await self._finish(live, ns, cancelled, stats, cache)
-                            if not self.stopped:
-                                settle()  # the last one's after the progress ends
-                    symbols += len(ns.index)
-                for ns in namespaces:
-                    if not self.stopped:
-                        await loop.run_in_executor(None, live.reindex_buffers, ns)
-                summary = (
-                    f"indexed {files} files, {symbols} definitions in "
-                    f"{time.perf_counter() - started:.1f}s ({cached} files from the cache)"
-                )
-                log.info(summary)
-                await asyncio.wait({beginning}, timeout=TOKEN_WAIT)
-            finally:
-                self.searchable.set()  # whatever ended the index
-                if not beginning.done():
-                    beginning.cancel()  # the token not taken (yet): no progress shown
-                elif begun[0] is not None:  # begun: ended, whatever ended the index
-                    progress.end(begun[0], types.WorkDoneProgressEnd(message=summary))
+                stats: ColdStats | None = None
+                cache: Cache | None = None
+                try:
+                    found, cache = await loop.run_in_executor(None, run)
+                    stats = found
+                    files += found.files
+                    cached += found.from_snapshot + found.from_cache
+                    self.report_walk(ns.root, found.walk)
+                finally:
+                    if not self.stopped:  # at shutdown, nothing more is built
+                        await loop.run_in_executor(None, live.compact, ns)
+                    ns.index.merger = None
+                    if not self.stopped and ns is not namespaces[-1]:
+                        settle()  # the last one's after the progress ends
+                symbols += len(ns.index)
+                if cache is not None and stats is not None and stats.changed and not cancelled(ns):
+                    parts = await loop.run_in_executor(
+                        None, live.snapshot, ns, cache.trusted(stats.stamps)
+                    )
+                    if parts is not None:
+                        cache.store_snapshot(parts)
+            for ns in namespaces:
+                if not self.stopped:
+                    await loop.run_in_executor(None, live.reindex_buffers, ns)
+            summary = (
+                f"indexed {files} files, {symbols} definitions in {time.perf_counter() - started:.1f}s"
+                f" ({cached} files from the cache)"
+            )
+            log.info(summary)
+            await asyncio.wait({beginning}, timeout=TOKEN_WAIT)
         finally:
-            # The index is whole and answers from its segments: merging
-            # them into one, and the cache's snapshot of it, are the first
-            # housekeeping after the progress ends (see `MERGE_AFTER_PROGRESS`).
-            if last is not None:
-                await self._finish(live, *last)
+            self.searchable.set()  # whatever ended the index
+            if not beginning.done():
+                beginning.cancel()  # the token not taken (yet): no progress shown
+            elif begun[0] is not None:  # begun: ended, whatever ended the index
+                progress.end(begun[0], types.WorkDoneProgressEnd(message=summary))
         self.indexed.set()
         if not self.stopped:
             # Housekeeping, not part of the index, once the person has been
@@ -297,28 +283,6 @@ class Indexing:
             # start-up's garbage once the client is quiet (`quiet`).
             settle()
             self.quiet()
-
-    async def _finish(
-        self,
-        live: LiveWorkspace,
-        ns: Namespace,
-        cancelled: Callable[[], bool],
-        stats: ColdStats | None,
-        cache: Cache | None,
-    ) -> None:
-        """The end of a namespace's cold index: its segments merged into one
-        (on the pool: `SymbolIndex.merger`), and the snapshot of it queued
-        for the cache when the index holds something new."""
-        loop = asyncio.get_running_loop()
-        try:
-            if not self.stopped:  # at shutdown, nothing more is built
-                await loop.run_in_executor(None, live.compact, ns)
-        finally:
-            ns.index.merger = None
-        if cache is not None and stats is not None and stats.changed and not cancelled():
-            parts = await loop.run_in_executor(None, live.snapshot, ns, cache.trusted(stats.stamps))
-            if parts is not None:
-                cache.store_snapshot(parts)
 
     def cache_for(self, root: str, config: Config) -> Cache | None:
         """The on-disk cache of `root` under `config`, unless its `cache`
