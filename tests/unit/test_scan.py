@@ -341,7 +341,7 @@ def test_c_quiet_folds_are_pythons_on_any_text(source: bytes, language: str) -> 
     found = folds.find_folds(source, python_hits(source, spec), spec.skim)
     python = comments.quiet_folds_in_python(source, re.compile(spec.skim.quiet), found)
     assert _scan().quiet_folds(source, native.QUIET[spec.skim.quiet], found) == python
-    on = dataclasses.replace(spec.skim, quiet_lines=True)
+    on = dataclasses.replace(spec, skim=dataclasses.replace(spec.skim, quiet_lines=True))
     assert comments.quiet_folds(source, on, found) == python
 
 

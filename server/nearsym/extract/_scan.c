@@ -1313,18 +1313,6 @@ static const char *const go_not_names[] = {
     "var", "true", "false", "nil", "iota", NULL,
 };
 
-static inline int
-go_head(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-static inline int
-go_tail(unsigned char c)
-{
-    return go_head(c) || (c >= '0' && c <= '9');
-}
-
 static int
 go_not_name(const unsigned char *p, Py_ssize_t size)
 {
@@ -1383,17 +1371,17 @@ const_names(PyObject *Py_UNUSED(module), PyObject *args)
             break; /* the inside ends with its last line's newline */
         Py_ssize_t first = line, end = newline - s, i = line;
         line = end + 1;
-        while (i < end && (s[i] == ' ' || s[i] == '\t'))
+        while (i < end && is_space_tab((char)s[i]))
             i++;
         if (i == end || (s[i] == '/' && i + 1 < end && s[i + 1] == '/'))
             continue; /* blank, or a comment */
-        if (!go_head(s[i])) {
+        if (!is_word_head((char)s[i])) {
             result = Py_NewRef(Py_None);
             goto done;
         }
         for (;;) { /* names, then `[ \t]*,[ \t]*` and a name, each */
             Py_ssize_t start = i;
-            while (i < end && go_tail(s[i]))
+            while (i < end && is_word((char)s[i]))
                 i++;
             if (go_not_name(s + start, i - start)) {
                 result = Py_NewRef(Py_None);
@@ -1408,14 +1396,14 @@ const_names(PyObject *Py_UNUSED(module), PyObject *args)
             if (!spans_push(&spans, &count, &room, row, start - first, i - start))
                 goto done;
             Py_ssize_t k = i;
-            while (k < end && (s[k] == ' ' || s[k] == '\t'))
+            while (k < end && is_space_tab((char)s[k]))
                 k++;
             if (k == end || s[k] != ',')
                 break;
             k++;
-            while (k < end && (s[k] == ' ' || s[k] == '\t'))
+            while (k < end && is_space_tab((char)s[k]))
                 k++;
-            if (k == end || !go_head(s[k]))
+            if (k == end || !is_word_head((char)s[k]))
                 break;
             i = k;
         }
@@ -1482,29 +1470,6 @@ spells_marker(const unsigned char *s, Py_ssize_t start, Py_ssize_t end)
     return 0;
 }
 
-typedef struct {
-    Py_ssize_t *at; /* (brace, close) pairs */
-    Py_ssize_t count, room;
-} Pairs;
-
-static int
-pairs_push(Pairs *pairs, Py_ssize_t brace, Py_ssize_t close)
-{
-    if (pairs->count + 2 > pairs->room) {
-        Py_ssize_t room = pairs->room ? 2 * pairs->room : 64;
-        Py_ssize_t *grown = PyMem_Realloc(pairs->at, (size_t)room * sizeof(Py_ssize_t));
-        if (grown == NULL) {
-            PyErr_NoMemory();
-            return 0;
-        }
-        pairs->at = grown;
-        pairs->room = room;
-    }
-    pairs->at[pairs->count++] = brace;
-    pairs->at[pairs->count++] = close;
-    return 1;
-}
-
 PyDoc_STRVAR(quiet_folds_doc,
 "quiet_folds(source, skim, folds) -> list[tuple[int, int]]\n\n"
 "`comments.quiet_folds_in_python` for the skim numbered `skim` (see SPELLED):\n"
@@ -1521,7 +1486,9 @@ quiet_folds(PyObject *Py_UNUSED(module), PyObject *args)
     if (!PyArg_ParseTuple(args, "y*iO", &source, &skim, &fold_list))
         return NULL;
     PyObject *result = NULL, *folds = NULL;
-    Pairs given = {NULL, 0, 0}, out = {NULL, 0, 0};
+    Offsets given, out; /* (brace, close) of each fold, in turn */
+    offsets_init(&given);
+    offsets_init(&out);
     if (skim != SKIM_GO && skim != SKIM_JAVA && skim != SKIM_C) {
         PyErr_Format(PyExc_ValueError, "no skim numbered %d", skim);
         goto done;
@@ -1531,26 +1498,34 @@ quiet_folds(PyObject *Py_UNUSED(module), PyObject *args)
         goto done;
     for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(folds); i++) {
         Py_ssize_t brace, close;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(folds, i), "nn", &brace, &close)
-            || !pairs_push(&given, brace, close))
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(folds, i), "nn", &brace, &close))
             goto done;
+        offsets_push(&given, brace);
+        offsets_push(&given, close);
+    }
+    if (given.failed) {
+        PyErr_NoMemory();
+        goto done;
     }
     const unsigned char *s = source.buf;
     Py_ssize_t n = source.len, next = 0; /* the next given fold */
     Py_ssize_t run = -1, run_end = -1;
-    int failed = 0;
     /* A run ends at a fold, at anything but blanks after it, or at the end;
      * it is added before the folds that follow it. */
 #define FLUSH_RUN()                                                                    \
     do {                                                                               \
-        if (run >= 0 && !spells_marker(s, run, run_end))                               \
-            failed = failed || !pairs_push(&out, run - 1, run_end);                    \
+        if (run >= 0 && !spells_marker(s, run, run_end)) {                             \
+            offsets_push(&out, run - 1);                                               \
+            offsets_push(&out, run_end);                                               \
+        }                                                                              \
         run = -1;                                                                      \
     } while (0)
-    for (Py_ssize_t i = 0; i < n && !failed;) {
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n && !out.failed;) {
         while (next < given.count && given.at[next + 1] <= i) { /* a fold passed */
             FLUSH_RUN();
-            failed = failed || !pairs_push(&out, given.at[next], given.at[next + 1]);
+            offsets_push(&out, given.at[next]);
+            offsets_push(&out, given.at[next + 1]);
             next += 2;
         }
         if (next < given.count && i > given.at[next]) { /* inside a fold: to its close */
@@ -1586,24 +1561,14 @@ quiet_folds(PyObject *Py_UNUSED(module), PyObject *args)
         i = end;
     }
     FLUSH_RUN();
+    Py_END_ALLOW_THREADS
 #undef FLUSH_RUN
-    while (!failed && next < given.count) {
-        failed = !pairs_push(&out, given.at[next], given.at[next + 1]);
-        next += 2;
-    }
-    if (failed)
-        goto done;
-    result = PyList_New(out.count / 2);
-    for (Py_ssize_t k = 0; result != NULL && k < out.count; k += 2) {
-        PyObject *pair = Py_BuildValue("(nn)", out.at[k], out.at[k + 1]);
-        if (pair == NULL)
-            Py_CLEAR(result);
-        else
-            PyList_SET_ITEM(result, k / 2, pair);
-    }
+    for (; next < given.count; next++)
+        offsets_push(&out, given.at[next]);
+    result = offsets_list(&out, 1);
 done:
-    PyMem_Free(given.at);
-    PyMem_Free(out.at);
+    PyMem_RawFree(given.at);
+    PyMem_RawFree(out.at); /* NULL once `offsets_list` took it */
     Py_XDECREF(folds);
     PyBuffer_Release(&source);
     return result;

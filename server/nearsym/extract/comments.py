@@ -6,27 +6,27 @@ design note in `folds`, and the figures in `docs/performance.md`."""
 from __future__ import annotations
 
 import re
-from functools import cache
 
 from nearsym.extract import native
-from nearsym.extract.languages import Skim
+from nearsym.extract.grammar import load_grammar
+from nearsym.extract.languages import LanguageSpec
 
 
-def quiet_folds(source: bytes, skim: Skim, folds: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def quiet_folds(
+    source: bytes, spec: LanguageSpec, folds: list[tuple[int, int]]
+) -> list[tuple[int, int]]:
     """`folds` and the runs of whole-line comments outside them, which the
-    parse leaves out too (`quiet_folds_in_python`; in C where it was built
-    and knows the skim's `quiet`)."""
-    if not skim.quiet_lines or not skim.quiet:
+    parse leaves out too where the skim says so (`Skim.quiet_lines`):
+    `quiet_folds_in_python`, in C where it was built and knows the skim's
+    `quiet`."""
+    skim = spec.skim
+    if skim is None or not skim.quiet_lines:
         return folds
     number = native.QUIET.get(skim.quiet)
     if number is not None and native.quiet_folds is not None:
         return native.quiet_folds(source, number, folds)
-    return quiet_folds_in_python(source, _quiet(skim.quiet), folds)
-
-
-@cache
-def _quiet(pattern: bytes) -> re.Pattern[bytes]:
-    return re.compile(pattern)
+    quiet = load_grammar(spec).quiet
+    return folds if quiet is None else quiet_folds_in_python(source, quiet, folds)
 
 
 _MARKER = re.compile(rb"(?i)deprecat|obsolete")

@@ -470,7 +470,7 @@ def parse(source: bytes, spec: LanguageSpec, hits: list[int]) -> tuple[ts.Tree, 
         if consts:
             folds, consts = _with_consts(folds, consts)
         for _ in range(2):
-            left_out = quiet_folds(source, skim, folds)
+            left_out = quiet_folds(source, spec, folds)
             if not left_out:
                 break
             folding = parser(spec, folding=True)
